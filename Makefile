@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: MIT
+#
+# actrack: userspace library, CLI, tests, benchmarks (this Makefile) and the
+# kernel module (Kbuild, through `make module`).
+#
+#   make                 library, CLI, examples, tests, benchmarks
+#   make check           every test: host tests, then the module in a VM on
+#                        Debian's 6.1 and 6.12 kernels; ends "N passed, N failed"
+#   make check-host      host tests only (file-backed arenas)
+#   make module          actrack.ko against KERNELDIR (default: running kernel)
+#   make demo            the main job (see README.md)
+#   make bench           benchmarks with their in-run baselines
+#   CC=clang, SANITIZE=1 (ASan+UBSan) select the build.
+
+CC       ?= gcc
+O        ?= build
+KSELFTEST ?= .cache/kselftest
+KERNELDIR ?= /lib/modules/$(shell uname -r)/build
+
+WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -Wundef \
+	    -Wformat=2 -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE \
+	    -Iinclude -Iinclude/uapi -Iarena -Ilib
+ifeq ($(SANITIZE),1)
+CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=address,undefined
+endif
+LIBS     := $(shell pkg-config --libs liburcu-memb liburcu-cds 2>/dev/null || echo -lurcu-memb -lurcu-cds -lurcu-common) \
+	    $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
+CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
+
+LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c
+LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
+CLI_SRCS := $(sort $(wildcard cli/*.c))
+CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(CLI_SRCS))
+TEST_SRCS := $(sort $(wildcard selftests/actrack/*.c))
+TESTS    := $(patsubst selftests/actrack/%.c,$(O)/selftests/%,$(TEST_SRCS))
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCHES  := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
+EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
+EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
+
+LIBA     := $(O)/libactrack.a
+LIBSO    := $(O)/libactrack.so.1
+
+.PHONY: all lib cli tests benches examples check check-host check-vm \
+	module demo bench clean setup
+
+all: lib cli examples tests benches
+
+lib: $(LIBA) $(LIBSO)
+cli: $(O)/actrack
+tests: $(TESTS)
+benches: $(BENCHES)
+examples: $(EXAMPLES)
+
+$(O)/%.o: %.c $(wildcard include/*.h include/uapi/linux/*.h arena/*.h lib/*.h cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
+
+$(LIBA): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJS) lib/libactrack.map
+	$(CC) -shared -Wl,-soname,libactrack.so.1 \
+		-Wl,--version-script=lib/libactrack.map $(LDFLAGS) \
+		-o $@ $(LIB_OBJS) $(LIBS)
+	ln -sf libactrack.so.1 $(O)/libactrack.so
+
+$(O)/actrack: $(CLI_OBJS) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS) $(CLI_LIBS)
+
+$(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(KSELFTEST) -Wno-missing-prototypes -Wno-shadow \
+		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+$(O)/bench/%: bench/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+$(O)/examples/%: examples/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+$(KSELFTEST)/kselftest_harness.h:
+	@echo "missing $@: run scripts/setup first" >&2; exit 1
+
+setup:
+	scripts/setup
+
+module:
+	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) modules
+
+check-host: all
+	scripts/run-tests --host $(O)
+
+check-vm: all
+	scripts/vmtest --kernel all
+
+check: all
+	scripts/run-tests --all $(O)
+
+demo: all
+	scripts/demo
+
+bench: benches
+	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf $(O)
+	-$(MAKE) -C $(KERNELDIR) M=$(CURDIR) clean >/dev/null 2>&1

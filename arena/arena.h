@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The arena core: one freestanding C file (arena/arena.c) compiled into both
+ * actrack.ko and libactrack, so that the code that walks a hostile arena is
+ * fuzzed once in userspace and trusted in the kernel.
+ *
+ * Trust: every byte of the arena may be written at any moment by any process
+ * of the uid.  Each shared field is loaded once into a local and validated;
+ * every loop is bounded; nothing is written outside [base, base + size).
+ * The trusted size is the caller's (the kernel's own number or the mapped
+ * file's length), never the header's.
+ *
+ * Return convention: 0 or a positive value on success, a negative errno:
+ *   -EINVAL     bad argument from the caller
+ *   -EBADMSG    not an arena (magic, header size)
+ *   -EPROTONOSUPPORT  incompatible ABI major
+ *   -EUCLEAN    the arena (or one record) is corrupt
+ *   -ENOENT     the record is gone (freed or reused)
+ *   -EAGAIN     no consistent copy within the retry bound (torn)
+ *   -ENOSPC     the arena is full
+ */
+#ifndef ACTRACK_ARENA_H
+#define ACTRACK_ARENA_H
+
+#include "port.h"
+#include <linux/actrack.h>
+
+struct actrack_arena {
+	void *base;		/* start of the mapping */
+	__u32 size;		/* trusted size in bytes */
+	bool writable;		/* false: never store anything */
+	bool corrupt;		/* this reader's own corrupt flag */
+};
+
+/* Iteration bound: no arena can hold more blocks than this. */
+static inline __u32 actrack_arena_max_blocks(const struct actrack_arena *a)
+{
+	return a->size / ACTRACK_BLOCK_ALIGN;
+}
+
+/**
+ * actrack_arena_format() - write a fresh header into zero-filled memory.
+ * @a:      arena with base/size set; size within ACTRACK_ARENA_{MIN,MAX}_SIZE
+ *          and a multiple of ACTRACK_BLOCK_ALIGN
+ * @hdr:    template: uid, user_hz, create_*_ns, boot_time_ns, boot_id and
+ *          flags are copied; everything else is computed.
+ * Return: 0 or -EINVAL.  Not safe against concurrent users; call before the
+ * arena is shared.
+ */
+int actrack_arena_format(struct actrack_arena *a,
+			 const struct actrack_arena_header *hdr);
+
+/**
+ * actrack_arena_check() - validate the header of an arena being attached.
+ * Return: 0, -EBADMSG, -EPROTONOSUPPORT, or -EUCLEAN (size disagrees with
+ * the trusted size, pointers out of bounds).
+ */
+int actrack_arena_check(struct actrack_arena *a);
+
+/** actrack_arena_set_corrupt() - set the shared and the reader's flag. */
+void actrack_arena_set_corrupt(struct actrack_arena *a);
+
+/** actrack_arena_is_corrupt() - this reader's flag or the shared one. */
+bool actrack_arena_is_corrupt(struct actrack_arena *a);
+
+/**
+ * actrack_arena_block() - validated block header for @ref.
+ * Checks bounds, alignment, cookie and size (block fits in the arena and in
+ * the allocated part).  Return: header pointer or NULL (and corrupt flag).
+ */
+struct actrack_block *actrack_arena_block(struct actrack_arena *a, __u32 ref);
+
+/**
+ * actrack_arena_get() - payload of @ref if its type is @type (or any type
+ * for ACTRACK_TYPE_ANY) and it holds at least @min_size payload bytes.
+ * Return: pointer to the payload or NULL.  A type mismatch is not
+ * corruption (the block may have been freed); bad geometry is.
+ */
+void *actrack_arena_get(struct actrack_arena *a, __u32 ref, __u32 type,
+			__u32 min_size);
+
+/** actrack_arena_payload_size() - payload bytes of a validated block. */
+__u32 actrack_arena_payload_size(struct actrack_arena *a, __u32 ref);
+
+/**
+ * actrack_arena_alloc() - lock-free allocation of a zeroed block of @type
+ * with at least @size payload bytes, already in the iterable list.
+ * First reclaims a free block of the same type (~@type) of suitable size by
+ * CAS, then bumps the free pointer by CAS.
+ * Return: reference, or 0 (-ENOSPC / corrupt; ACTRACK_ARENA_FULL is set).
+ */
+__u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size);
+
+/**
+ * actrack_arena_make_iterable() - append @ref to the iterable list
+ * (Michael-Scott queue: CAS the tail's next, then swing the tail, helping a
+ * stalled appender forward).  Idempotent.
+ */
+void actrack_arena_make_iterable(struct actrack_arena *a, __u32 ref);
+
+/**
+ * actrack_arena_change_type() - CAS the type of @ref from @from to @to.
+ * With @clear, goes @from -> TRANSITIONING -> payload zeroed -> @to, so a
+ * reader never sees a half-cleared block under either type.
+ * Return: true if this caller made the change.
+ */
+bool actrack_arena_change_type(struct actrack_arena *a, __u32 ref, __u32 to,
+			       __u32 from, bool clear);
+
+/** actrack_arena_free() - @type -> ~@type with clearing. */
+bool actrack_arena_free(struct actrack_arena *a, __u32 ref, __u32 type);
+
+/** actrack_arena_new_data_id() - next non-zero owner data id. */
+__u32 actrack_arena_new_data_id(struct actrack_arena *a);
+
+/** actrack_arena_used() - bytes allocated so far (bounded by size). */
+__u32 actrack_arena_used(struct actrack_arena *a);
+
+/** actrack_arena_free_bytes() - bytes in free blocks + never allocated. */
+__u32 actrack_arena_free_bytes(struct actrack_arena *a);
+
+struct actrack_arena_iter {
+	struct actrack_arena *a;
+	__u32 last;		/* reference of the last block returned */
+	__u32 count;		/* blocks visited, bounded */
+};
+
+void actrack_arena_iter_init(struct actrack_arena_iter *it,
+			     struct actrack_arena *a);
+
+/**
+ * actrack_arena_iter_next() - next iterable block whose type is @type
+ * (ACTRACK_TYPE_ANY: every block, free ones included).
+ * Return: reference or 0 at the end.  A bad link or more than
+ * actrack_arena_max_blocks() steps (a cycle) sets the corrupt flag and ends
+ * the walk.  *@type_out (may be NULL) receives the type seen.
+ */
+__u32 actrack_arena_iter_next(struct actrack_arena_iter *it, __u32 type,
+			      __u32 *type_out);
+
+/** actrack_arena_is_owned_type() - types that start with actrack_owner. */
+bool actrack_arena_is_owned_type(__u32 type);
+
+/**
+ * actrack_arena_free_owner() - free every record owned by (@pid,
+ * @start_ticks); with @tid != 0 only records of that thread (its tracker
+ * and its activities' user data).  Each owner field is read once; records
+ * of another start_ticks (a reused pid) are never touched.
+ * Return: number of records freed (>= 0).  Bad data sets the corrupt flag.
+ */
+int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
+			     __u64 start_ticks, __u32 tid);
+
+/** actrack_arena_find_process() - reference of the live process record. */
+__u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
+				 __u64 start_ticks);
+
+#define ACTRACK_COPY_RETRIES	16
+
+/* A consistent copy of one thread tracker. */
+struct actrack_thread_copy {
+	__u32 ref;
+	__u32 nr_slots;		/* activities copied: min(depth, slot_count) */
+	struct actrack_thread hdr;
+	struct actrack_activity slots[ACTRACK_THREAD_MAX_SLOTS];
+};
+
+/**
+ * actrack_arena_copy_thread() - version-checked copy of tracker @ref:
+ * data_id (acquire) and version, then depth and slots, then version, depth
+ * and data_id again; up to ACTRACK_COPY_RETRIES tries.
+ * Return: 0, -ENOENT (not a live tracker), -EAGAIN (torn), -EUCLEAN.
+ */
+int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
+			      struct actrack_thread_copy *out);
+
+/**
+ * actrack_arena_copy_owned() - seq-checked copy of any owned record (process,
+ * log, module, user data) into @buf of @size bytes (truncated to the
+ * payload).  User data uses its seqcount; log entries carry their own.
+ * Return: bytes copied, -ENOENT, -EAGAIN, -EUCLEAN.
+ */
+int actrack_arena_copy_owned(struct actrack_arena *a, __u32 ref, __u32 type,
+			     void *buf, __u32 size);
+
+#endif /* ACTRACK_ARENA_H */

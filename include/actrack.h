@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libactrack: always-on activity tracking for crash and hang forensics.
+ *
+ * Threads push what they are doing (a task, a lock, an event, a join, a
+ * child process, I/O) onto a small per-thread stack that lives in a shared
+ * arena: /dev/actrack when actrack.ko is loaded, else a file (default
+ * /dev/shm/actrack-UID, or $ACTRACK_ARENA).  After a crash, hang or kill the
+ * stack is still there for `actrack dump` and for the death report.
+ *
+ * Conventions: functions return 0 (or a count/handle) on success and a
+ * negative errno on failure.  Calling context is given for each function;
+ * "hot path" means no lock, no syscall, no allocation, async-signal-safe
+ * once the thread has a tracker (see actrack_thread_init()).
+ */
+#ifndef ACTRACK_H
+#define ACTRACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <linux/actrack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACTRACK_API __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------------- */
+/* Attaching                                                               */
+/* ---------------------------------------------------------------------- */
+
+/* Environment: ACTRACK_ARENA=path forces a file arena at path. */
+#define ACTRACK_ENV_ARENA	"ACTRACK_ARENA"
+#define ACTRACK_FILE_DEFAULT_SIZE	(4U * 1024 * 1024)
+#define ACTRACK_DEFAULT_SLOTS	8
+
+enum actrack_backend {
+	ACTRACK_BACKEND_NONE,
+	ACTRACK_BACKEND_MODULE,		/* /dev/actrack */
+	ACTRACK_BACKEND_FILE,		/* file-backed arena */
+};
+
+/* Options for actrack_init(); @sz = sizeof(struct actrack_opts). */
+struct actrack_opts {
+	size_t sz;
+	const char *arena_path;	/* file arena; NULL: env, module, default */
+	uint32_t file_size;	/* bytes for a new file arena, 0 = default */
+	uint32_t stack_slots;	/* stored activities per thread, 0 = 8 */
+	uint32_t flags;		/* ACTRACK_INIT_* */
+};
+#define ACTRACK_INIT_NO_MODULE	(1U << 0)	/* never use /dev/actrack */
+#define ACTRACK_INIT_NO_MODULES	(1U << 1)	/* don't record ELF modules */
+
+/**
+ * actrack_init() - attach this process to its arena.  Optional: the first
+ * push attaches with defaults.  Creates the file arena if needed, registers
+ * the process (module: ACTRACK_IOC_ATTACH), writes the process record
+ * (cmdline, phase LAUNCHED) and the loaded modules.  Idempotent; in a
+ * forked child it re-attaches.  Context: any thread, not a signal handler.
+ * Return: 0, -EEXIST (already attached with other options), -errno.
+ */
+ACTRACK_API int actrack_init(const struct actrack_opts *opts);
+
+/** actrack_backend() - where this process is attached. */
+ACTRACK_API enum actrack_backend actrack_backend(void);
+
+/** actrack_thread_init() - create this thread's tracker now (so that a
+ * later push from a signal handler needs nothing).  Return: 0 or -errno. */
+ACTRACK_API int actrack_thread_init(const char *name);
+
+/** actrack_set_thread_name() - name shown by the analyzer (<= 31 bytes). */
+ACTRACK_API int actrack_set_thread_name(const char *name);
+
+/* ---------------------------------------------------------------------- */
+/* Activities: the hot path                                               */
+/* ---------------------------------------------------------------------- */
+
+/* Private to the inline fast path; do not use directly. */
+struct actrack__tls {
+	struct actrack_thread *tracker;
+	uint32_t slot_count;
+	uint32_t dropped;		/* pushes without a tracker */
+	const volatile uint64_t *clock;	/* kernel clock word, or NULL */
+};
+extern __thread struct actrack__tls actrack__tls
+	__attribute__((tls_model("initial-exec")));
+ACTRACK_API struct actrack_thread *actrack__thread_slow(void);
+ACTRACK_API uint64_t actrack__coarse_now(void);
+
+/* The pc of the code that expands this macro. */
+#define ACTRACK_HERE()							\
+	__extension__({ __label__ __actrack_here; __actrack_here:	\
+			(uint64_t)(uintptr_t)&&__actrack_here; })
+
+static inline __attribute__((always_inline)) uint32_t
+actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+	uint32_t depth;
+
+	if (__builtin_expect(t == NULL, 0)) {
+		t = actrack__thread_slow();
+		if (!t)
+			return 0;
+	}
+	depth = __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
+	if (__builtin_expect(depth < actrack__tls.slot_count, 1)) {
+		struct actrack_activity *s = &t->slots[depth];
+		const volatile uint64_t *clock = actrack__tls.clock;
+
+		s->time_ns = clock ? *clock : actrack__coarse_now();
+		s->origin = origin;
+		s->object = object;
+		s->info = info;
+		s->user_data = 0;
+		s->type = type;
+	}
+	/* Publish: a reader that sees depth+1 sees the filled slot. */
+	__atomic_store_n(&t->depth, depth + 1, __ATOMIC_RELEASE);
+	return depth + 1;
+}
+
+/**
+ * actrack_pop() - end the activity that returned @token.  Also pops any
+ * deeper activity that was never popped.  Hot path.
+ */
+static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+	uint32_t v;
+
+	if (__builtin_expect(token == 0 || t == NULL, 0))
+		return;
+	__atomic_store_n(&t->depth, token - 1, __ATOMIC_RELAXED);
+	v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->version, v + 1, __ATOMIC_RELAXED);
+	/* Order the version bump before the next push's slot stores: a
+	 * reader that sees a reused slot's new contents sees the new version. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* Push helpers: each returns a token for actrack_pop(), 0 if untracked. */
+#define actrack_push_task(task_id)					\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_TASK_RUN, (task_id), 0)
+#define actrack_push_lock_acquire(lock)					\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_LOCK_ACQUIRE,		\
+		      (uint64_t)(uintptr_t)(lock), 0)
+#define actrack_push_lock_held(lock)					\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_LOCK_HELD,		\
+		      (uint64_t)(uintptr_t)(lock), 0)
+#define actrack_push_event_wait(event)					\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_EVENT_WAIT,		\
+		      (uint64_t)(uintptr_t)(event), 0)
+#define actrack_push_thread_join(tid)					\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_THREAD_JOIN, (tid), 0)
+#define actrack_push_process_wait(pid)					\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_PROCESS_WAIT, (pid), 0)
+#define actrack_push_io_wait(fd, bytes)					\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_IO_WAIT, (fd), (bytes))
+#define actrack_push_generic(action, id, info)				\
+	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_GENERIC_ACTION(action),	\
+		      (id), (info))
+
+/*
+ * Scoped activities: popped when the enclosing block is left, however it
+ * is left.  ACTRACK_SCOPE(lock_acquire, &mu); ... ;
+ */
+static inline void actrack__scope_end(uint32_t *token)
+{
+	actrack_pop(*token);
+}
+#define ACTRACK__CAT2(a, b) a##b
+#define ACTRACK__CAT(a, b) ACTRACK__CAT2(a, b)
+#define ACTRACK_SCOPE(kind, ...)					\
+	uint32_t ACTRACK__CAT(__actrack_scope_, __LINE__)		\
+		__attribute__((cleanup(actrack__scope_end), unused)) =	\
+		actrack_push_##kind(__VA_ARGS__)
+
+/**
+ * actrack_change() - update object/info of the activity of @token while it
+ * is on the stack (e.g. a task moving to its next step).  Hot path.
+ */
+ACTRACK_API void actrack_change(uint32_t token, uint64_t object,
+				uint64_t info);
+
+/** actrack_depth() - current depth of this thread (0 without tracker). */
+ACTRACK_API uint32_t actrack_depth(void);
+
+/* ---------------------------------------------------------------------- */
+/* User data                                                               */
+/* ---------------------------------------------------------------------- */
+
+struct actrack_user_data;
+
+/**
+ * actrack_activity_data() - user data of the activity of @token, created on
+ * first use, emptied when its slot is reused.  Owner thread only; may
+ * allocate in the arena (lock-free).  Return: handle or NULL.
+ */
+ACTRACK_API struct actrack_user_data *actrack_activity_data(uint32_t token);
+
+/** actrack_process_data() - this process's annotations; any thread. */
+ACTRACK_API struct actrack_user_data *actrack_process_data(void);
+
+/** actrack_global_data() - the arena-wide annotations; any thread of any
+ * process of the uid. */
+ACTRACK_API struct actrack_user_data *actrack_global_data(void);
+
+/*
+ * Setters: add the field or rewrite it in place (same type, value fits its
+ * record).  Names are at most ACTRACK_FIELD_NAME_MAX bytes.  Process and
+ * global sets are safe from any thread; activity sets from the owner.
+ * Return: 0, -EINVAL, -ENOSPC (set full), -E2BIG (value too big), -EEXIST
+ * (name exists with another type).
+ */
+ACTRACK_API int actrack_set_raw(struct actrack_user_data *ud, const char *name,
+				const void *data, size_t size);
+ACTRACK_API int actrack_set_string(struct actrack_user_data *ud,
+				   const char *name, const char *value);
+ACTRACK_API int actrack_set_bool(struct actrack_user_data *ud,
+				 const char *name, bool value);
+ACTRACK_API int actrack_set_char(struct actrack_user_data *ud,
+				 const char *name, char value);
+ACTRACK_API int actrack_set_int(struct actrack_user_data *ud, const char *name,
+				int64_t value);
+ACTRACK_API int actrack_set_uint(struct actrack_user_data *ud,
+				 const char *name, uint64_t value);
+ACTRACK_API int actrack_set_raw_ref(struct actrack_user_data *ud,
+				    const char *name, const void *data,
+				    size_t size);
+ACTRACK_API int actrack_set_string_ref(struct actrack_user_data *ud,
+				       const char *name, const char *value);
+
+/* ---------------------------------------------------------------------- */
+/* Process: phase, log, modules, fatal signals, launch/exit, collector     */
+/* ---------------------------------------------------------------------- */
+
+/** actrack_set_phase() - ACTRACK_PHASE_*; any thread.  Return 0/-errno. */
+ACTRACK_API int actrack_set_phase(uint32_t phase);
+
+/** actrack_log() - append to this process's recycled log ring (truncated to
+ * ACTRACK_LOG_TEXT_MAX - 1 bytes); any thread.  Return: 0/-errno. */
+ACTRACK_API int actrack_log(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/** actrack_record_modules() - (re)record loaded ELF objects with their
+ * build-ids (dl_iterate_phdr).  Return: number recorded or -errno. */
+ACTRACK_API int actrack_record_modules(void);
+
+/**
+ * actrack_record_fatal_signals() - opt in: on SIGSEGV, SIGBUS, SIGILL,
+ * SIGFPE, SIGABRT, SIGTRAP, SIGSYS store signal, code, fault address and pc
+ * in the thread's tracker, then take the default action.
+ * Return: 0/-errno.
+ */
+ACTRACK_API int actrack_record_fatal_signals(void);
+
+/**
+ * actrack_record_process_launch() - a launching parent records a child
+ * (Chromium RecordProcessLaunch): remembers its (pid, start_ticks) so that
+ * actrack_record_process_exit() can report and clean up after it on a file
+ * arena.  Return: 0/-errno (-ESRCH: no such process).
+ */
+ACTRACK_API int actrack_record_process_launch(pid_t pid);
+
+struct actrack_death;
+typedef void (*actrack_exit_fn)(const struct actrack_death *death, void *arg);
+
+/** actrack_set_exit_callback() - called by actrack_record_process_exit()
+ * with the death report, before the records are freed. */
+ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg);
+
+/**
+ * actrack_record_process_exit() - after waitpid(): build the death report of
+ * a launched child, call the exit callback, free its records (Chromium
+ * RecordProcessExit + CleanupAfterProcess).  With the module this is done
+ * by the kernel; the call then only forgets the child.
+ * Return: records freed, or -ENOENT (not launched by us) / -errno.
+ */
+ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status);
+
+/**
+ * actrack_collect_garbage() - free records of every (pid, start_ticks) that
+ * no longer names a live process (file arenas).  Return: records freed.
+ */
+ACTRACK_API int actrack_collect_garbage(void);
+
+/** actrack_read_start_ticks() - field 22 of /proc/PID/stat. */
+ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks);
+
+/* ---------------------------------------------------------------------- */
+/* Snapshots (read-only analysis, any process)                             */
+/* ---------------------------------------------------------------------- */
+
+struct actrack_value {
+	char name[ACTRACK_FIELD_NAME_MAX + 1];
+	uint8_t type;			/* ACTRACK_VALUE_* */
+	uint32_t size;			/* bytes in bytes[] (raw/string) */
+	union {
+		int64_t s;
+		uint64_t u;
+		bool b;
+		char c;
+		struct actrack_value_ref ref;
+	};
+	uint8_t *bytes;			/* raw/string, NUL-terminated */
+};
+
+struct actrack_snap_activity {
+	struct actrack_activity a;
+	uint32_t nr_values;
+	struct actrack_value *values;
+};
+
+struct actrack_snap_thread {
+	uint32_t pid, tid;
+	uint64_t start_ticks;
+	char name[32];
+	uint64_t start_time_ns;
+	uint32_t depth;			/* may exceed nr_activities */
+	uint32_t nr_activities;
+	bool torn;			/* no consistent copy: no activities */
+	int32_t fatal_signo, fatal_code;
+	uint64_t fatal_addr, fatal_pc;
+	struct actrack_snap_activity *activities; /* outermost first */
+};
+
+struct actrack_snap_log {
+	uint64_t seq;
+	uint32_t tid;
+	uint64_t time_ns;
+	char text[ACTRACK_LOG_TEXT_MAX];
+};
+
+struct actrack_snap_module {
+	uint64_t base, size, vaddr;
+	uint8_t build_id_size;
+	uint8_t build_id[ACTRACK_BUILD_ID_MAX];
+	char path[ACTRACK_PATH_MAX];
+};
+
+struct actrack_snap_process {
+	uint32_t pid;
+	uint64_t start_ticks;
+	bool has_record;		/* false: threads only, no process record */
+	uint32_t phase, parent_pid;
+	uint64_t launch_time_ns;
+	char cmdline[ACTRACK_CMDLINE_MAX + 1];	/* argv joined by spaces */
+	uint32_t nr_values, nr_threads, nr_logs, nr_modules;
+	struct actrack_value *values;
+	struct actrack_snap_thread *threads;
+	struct actrack_snap_log *logs;		/* oldest first */
+	struct actrack_snap_module *modules;
+};
+
+struct actrack_snapshot {
+	struct actrack_arena_header header;	/* copied, validated */
+	uint64_t taken_mono_ns;			/* when the snapshot was taken */
+	uint32_t used_bytes, free_bytes;
+	bool corrupt;				/* bad data met and skipped */
+	uint32_t nr_torn;			/* threads with no consistent copy */
+	uint32_t nr_processes, nr_global_values;
+	struct actrack_snap_process *processes;	/* by pid */
+	struct actrack_value *global_values;
+};
+
+#define ACTRACK_SNAP_ARENA_FILE	(1U << 0)	/* @path is a file/saved image */
+
+/**
+ * actrack_snapshot_take() - read an arena without writing to it: @path is a
+ * file arena or saved image with ACTRACK_SNAP_ARENA_FILE; else NULL means
+ * the arena this process would attach to.  Torn threads are marked, bad
+ * records skipped and counted (corrupt), never returned as data.
+ * Return: 0 and *@out, -EBADMSG (not an arena), -EPROTONOSUPPORT,
+ * -EUCLEAN (header corrupt), -ENOENT, -errno.
+ */
+ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
+				      struct actrack_snapshot **out);
+ACTRACK_API void actrack_snapshot_free(struct actrack_snapshot *snap);
+
+/** actrack_snapshot_save() - write a consistent image of the arena (the
+ * one actrack_snapshot_take() would read) to @file.  Return: 0/-errno. */
+ACTRACK_API int actrack_arena_save(const char *path, uint32_t flags,
+				   const char *file);
+
+/* ---------------------------------------------------------------------- */
+/* Death reports and the exit monitor                                      */
+/* ---------------------------------------------------------------------- */
+
+struct actrack_death_thread {
+	uint32_t tid;
+	char name[32];
+	uint32_t depth;
+	bool torn;
+	int32_t fatal_signo, fatal_code;
+	uint64_t fatal_addr, fatal_pc;
+	uint32_t nr_activities;
+	struct actrack_activity activities[ACTRACK_THREAD_MAX_SLOTS];
+};
+
+struct actrack_death {
+	uint32_t pid, uid;
+	uint64_t start_ticks;
+	uint64_t seq;
+	int wait_status;		/* as from waitpid() */
+	int exit_code;			/* valid if !signal */
+	int signal;			/* 0: exited normally */
+	bool core_dumped;
+	uint64_t exit_time_ns;		/* CLOCK_MONOTONIC */
+	uint32_t phase;
+	uint32_t flags;			/* ACTRACK_DEATH_* */
+	uint32_t cmdline_size;
+	char cmdline[ACTRACK_CMDLINE_MAX + 1];	/* argv joined by spaces */
+	uint32_t nr_threads;
+	struct actrack_death_thread *threads;
+};
+
+struct actrack_monitor;
+
+#define ACTRACK_MONITOR_ALL_UIDS	(1U << 0)	/* privileged only */
+
+/**
+ * actrack_monitor_open() - subscribe to death reports of actrack.ko over
+ * generic netlink (libmnl).  Return: 0 and *@out, -ENOENT (module not
+ * loaded: no "actrack" family), -EPERM, -errno.
+ */
+ACTRACK_API int actrack_monitor_open(uint32_t flags,
+				     struct actrack_monitor **out);
+/** actrack_monitor_fd() - pollable descriptor. */
+ACTRACK_API int actrack_monitor_fd(struct actrack_monitor *m);
+/**
+ * actrack_monitor_dispatch() - receive what is pending (blocking if
+ * @timeout_ms < 0, up to @timeout_ms otherwise) and call @fn per report.
+ * Return: reports delivered (0 on timeout), -ENOBUFS (reports were lost;
+ * counted by the kernel), -errno.
+ */
+ACTRACK_API int actrack_monitor_dispatch(struct actrack_monitor *m,
+					 int timeout_ms, actrack_exit_fn fn,
+					 void *arg);
+/** actrack_monitor_recent() - the kernel's ring of recent deaths, oldest
+ * first.  Return: reports delivered or -errno. */
+ACTRACK_API int actrack_monitor_recent(struct actrack_monitor *m,
+				       actrack_exit_fn fn, void *arg);
+
+struct actrack_kstats {
+	uint64_t arenas, bytes_used, arena_size, bytes_free, attached;
+	uint64_t cleanups, records_freed, corruption;
+	uint64_t reports_sent, reports_dropped;
+};
+/** actrack_monitor_stats() - the module's counters (ACTRACK_CMD_GET_STATS). */
+ACTRACK_API int actrack_monitor_stats(struct actrack_monitor *m,
+				      struct actrack_kstats *st);
+ACTRACK_API void actrack_monitor_close(struct actrack_monitor *m);
+
+/* Names for printing. */
+ACTRACK_API const char *actrack_activity_name(uint8_t type);
+ACTRACK_API const char *actrack_phase_name(uint32_t phase);
+ACTRACK_API const char *actrack_value_type_name(uint8_t type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACTRACK_H */

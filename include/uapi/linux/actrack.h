@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * actrack: always-on activity tracking for crash and hang forensics.
+ *
+ * The one ABI shared by the kernel module (kmod/), the arena core (arena/)
+ * and libactrack (lib/).  Everything here is fixed-width, explicitly padded
+ * and laid out identically on 32- and 64-bit; each size is pinned by a static
+ * assertion in arena/arena.c, which both builds compile.
+ *
+ * Legend used in field comments:
+ *   writer:  K = kernel, O = owner thread/process, A = any process of the uid
+ *   read:    plain, acquire, seq (read inside a version/seq-checked copy)
+ *
+ * All offsets inside an arena are 32-bit "references" from the start of the
+ * arena; reference 0 means "none".  Every reader validates every reference
+ * (bounds, alignment, block cookie, size, type) before using it.
+ */
+#ifndef _UAPI_LINUX_ACTRACK_H
+#define _UAPI_LINUX_ACTRACK_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define ACTRACK_ABI_MAJOR	1
+#define ACTRACK_ABI_MINOR	0
+
+#define ACTRACK_DEVICE_NAME	"actrack"
+#define ACTRACK_DEVICE_PATH	"/dev/actrack"
+
+/* ------------------------------------------------------------------------ */
+/* Arena                                                                    */
+/* ------------------------------------------------------------------------ */
+
+#define ACTRACK_ARENA_MAGIC	0x314b43415254434eULL /* "NCTRACK1" LE */
+#define ACTRACK_ARENA_MIN_SIZE	(64U * 1024)
+#define ACTRACK_ARENA_MAX_SIZE	(256U * 1024 * 1024)
+
+/* Every block starts on this boundary and its size is a multiple of it, so
+ * no two blocks (in particular no two thread trackers) share a cache line. */
+#define ACTRACK_BLOCK_ALIGN	64U
+
+/* arena_header.flags (atomic OR by anyone; sticky) */
+#define ACTRACK_ARENA_CORRUPT	(1U << 0)	/* a reader found bad data */
+#define ACTRACK_ARENA_FULL	(1U << 1)	/* an allocation failed */
+#define ACTRACK_ARENA_KERNEL	(1U << 2)	/* owned by actrack.ko */
+
+/*
+ * struct actrack_block - header in front of every allocation.
+ * @size:    W: allocator before publication; bytes incl. this header,
+ *           multiple of ACTRACK_BLOCK_ALIGN.  Read plain, validated.
+ * @cookie:  ACTRACK_BLOCK_COOKIE, written with @size.
+ * @type_id: atomic (acquire/release, CAS).  ACTRACK_TYPE_* while in use,
+ *           ~type when free, ACTRACK_TYPE_TRANSITIONING while changing.
+ * @next:    atomic.  0 = not iterable; else the reference of the next
+ *           iterable block, ACTRACK_REF_QUEUE at the end of the list.
+ */
+struct actrack_block {
+	__u32 size;
+	__u32 cookie;
+	__u32 type_id;
+	__u32 next;
+};
+#define ACTRACK_BLOCK_COOKIE	0x0ac7b10cU
+
+/*
+ * struct actrack_arena_header - at reference 0 of every arena.
+ * Written once (K, or the creating process for file arenas) before the
+ * arena is visible, except where marked atomic.
+ */
+struct actrack_arena_header {
+	__u64 magic;		/* ACTRACK_ARENA_MAGIC */
+	__u16 abi_major;	/* ACTRACK_ABI_MAJOR of the creator */
+	__u16 abi_minor;
+	__u32 header_size;	/* sizeof(struct actrack_arena_header) */
+	__u32 size;		/* bytes of the whole arena */
+	__u32 flags;		/* atomic, ACTRACK_ARENA_* */
+	__u32 freeptr;		/* atomic (CAS): first unallocated byte */
+	__u32 tailptr;		/* atomic (CAS): last iterable block */
+	struct actrack_block queue; /* sentinel head of the iterable list */
+	__u32 next_data_id;	/* atomic (fetch-add): owner data ids */
+	__u32 global_data;	/* atomic (CAS 0->ref): global user data */
+	__u32 uid;		/* uid the arena belongs to */
+	__u32 user_hz;		/* start_ticks unit (ticks per second) */
+	__u64 create_mono_ns;	/* CLOCK_MONOTONIC at creation ... */
+	__u64 create_real_ns;	/* ... and CLOCK_REALTIME at the same moment */
+	__u64 boot_time_ns;	/* CLOCK_REALTIME of boot (ns), for start_ticks */
+	__u8  boot_id[16];	/* /proc/sys/kernel/random/boot_id */
+	__u32 reserved[38];	/* zero */
+};
+#define ACTRACK_ARENA_HEADER_SIZE 256
+
+/* Reference of the sentinel; it terminates the iterable list. */
+#define ACTRACK_REF_QUEUE	32U
+
+/*
+ * Type ids: 0x41Cnnnvv, nnn = kind, vv = layout version.  A reader skips
+ * ids it does not know, so a new layout gets a new version.  A freed block
+ * carries the bitwise complement of its type.
+ */
+#define ACTRACK_TYPE(kind, ver)		(0x41C00000U | ((kind) << 8) | (ver))
+#define ACTRACK_TYPE_THREAD		ACTRACK_TYPE(1, 1)
+#define ACTRACK_TYPE_USER_DATA		ACTRACK_TYPE(2, 1)
+#define ACTRACK_TYPE_PROCESS		ACTRACK_TYPE(3, 1)
+#define ACTRACK_TYPE_LOG		ACTRACK_TYPE(4, 1)
+#define ACTRACK_TYPE_MODULE		ACTRACK_TYPE(5, 1)
+#define ACTRACK_TYPE_FREE(type)		(~(__u32)(type))
+#define ACTRACK_TYPE_TRANSITIONING	0xFFFFFFFFU
+#define ACTRACK_TYPE_ANY		0U	/* for iteration filters only */
+
+/*
+ * struct actrack_owner - first bytes of every per-process record.
+ * @data_id:     atomic; non-zero when the record is valid.  Written last,
+ *               with release, by the creator; cleared first when freed.
+ *               Readers load it (acquire) before and after a copy.
+ * @pid:         process (thread-group) id, as seen by the attaching process.
+ * @tid:         thread id for thread-owned records, 0 for process records,
+ *               0 with pid 0 for global records.
+ * @start_ticks: process start in clock ticks since boot, field 22 of
+ *               /proc/PID/stat.  Records are freed for an exited process
+ *               only when pid and start_ticks both match.
+ */
+struct actrack_owner {
+	__u32 data_id;
+	__u32 pid;
+	__u32 tid;
+	__u32 reserved;
+	__u64 start_ticks;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Thread tracker and activities                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Activity type: category in the high nibble, kind/action in the low one. */
+#define ACTRACK_ACT_CATEGORY_MASK	0xF0
+#define ACTRACK_ACT_TASK		0x10
+#define ACTRACK_ACT_TASK_RUN		0x11	/* object: task id */
+#define ACTRACK_ACT_LOCK		0x20
+#define ACTRACK_ACT_LOCK_ACQUIRE	0x21	/* object: lock address */
+#define ACTRACK_ACT_LOCK_HELD		0x22	/* object: lock address */
+#define ACTRACK_ACT_EVENT		0x30
+#define ACTRACK_ACT_EVENT_WAIT		0x31	/* object: event address */
+#define ACTRACK_ACT_THREAD		0x40
+#define ACTRACK_ACT_THREAD_JOIN		0x41	/* object: tid */
+#define ACTRACK_ACT_PROCESS		0x50
+#define ACTRACK_ACT_PROCESS_WAIT	0x51	/* object: pid */
+#define ACTRACK_ACT_IO			0x60
+#define ACTRACK_ACT_IO_WAIT		0x61	/* object: fd, info: bytes */
+#define ACTRACK_ACT_GENERIC		0xF0	/* low nibble: action */
+#define ACTRACK_ACT_GENERIC_ACTION(a)	(0xF0 | ((a) & 0x0F))
+
+/*
+ * struct actrack_activity - one stack slot, written by the owner thread
+ * with plain stores before the release store of the tracker's depth.
+ * Readers copy it inside the tracker's version check.
+ */
+struct actrack_activity {
+	__u64 time_ns;		/* CLOCK_MONOTONIC, coarse (~ms) */
+	__u64 origin;		/* pc of the code that pushed it */
+	__u64 object;		/* see ACTRACK_ACT_* */
+	__u64 info;		/* generic info, I/O bytes, ... */
+	__u32 user_data;	/* reference of its user data, 0 = none */
+	__u8  type;		/* ACTRACK_ACT_* */
+	__u8  reserved0[3];
+	__u64 reserved[3];
+};
+
+/*
+ * struct actrack_thread - thread tracker, block type ACTRACK_TYPE_THREAD,
+ * followed by @slot_count activity slots.  The block header (16 bytes) plus
+ * this header is 128 bytes, so slots start on a cache line.
+ */
+struct actrack_thread {
+	struct actrack_owner owner;	/* O, data_id last (release) */
+	char  name[32];			/* O, plain, NUL-terminated */
+	__u64 start_time_ns;		/* O, CLOCK_MONOTONIC of creation */
+	__u32 slot_count;		/* O, before publication */
+	__u32 depth;			/* O, atomic (release); may exceed slots */
+	__u32 version;			/* O, atomic; bumped on pop/change */
+	__u32 flags;			/* O, ACTRACK_THREAD_* */
+	__s32 fatal_signo;		/* O (signal handler), 0 = none */
+	__s32 fatal_code;		/* si_code */
+	__u64 fatal_addr;		/* si_addr */
+	__u64 fatal_pc;			/* pc at the fault */
+	__u64 reserved;
+	struct actrack_activity slots[];
+};
+#define ACTRACK_THREAD_MAX_SLOTS	64
+
+/* ------------------------------------------------------------------------ */
+/* User data (Chromium ActivityUserData)                                    */
+/* ------------------------------------------------------------------------ */
+
+#define ACTRACK_VALUE_RAW		1
+#define ACTRACK_VALUE_STRING		2
+#define ACTRACK_VALUE_BOOL		3	/* __u8 0/1 */
+#define ACTRACK_VALUE_CHAR		4	/* one char */
+#define ACTRACK_VALUE_SIGNED		5	/* __s64 */
+#define ACTRACK_VALUE_UNSIGNED		6	/* __u64 */
+#define ACTRACK_VALUE_RAW_REF		7	/* struct actrack_value_ref */
+#define ACTRACK_VALUE_STRING_REF	8	/* struct actrack_value_ref */
+#define ACTRACK_VALUE_MAX		8
+
+#define ACTRACK_FIELD_NAME_MAX		63
+#define ACTRACK_FIELD_ALIGN		8
+
+/*
+ * struct actrack_user_data - block type ACTRACK_TYPE_USER_DATA.  Fields
+ * follow, each a struct actrack_field + name + value (at the next 8-byte
+ * boundary), record_size bytes in all.
+ */
+struct actrack_user_data {
+	struct actrack_owner owner;
+	__u32 used;		/* A, atomic (CAS): field bytes reserved */
+	__u32 capacity;		/* creator, before publication */
+	__u32 seq;		/* A, seqcount: odd while a value is rewritten */
+	__u32 reserved[3];
+};
+
+/*
+ * struct actrack_field - publication rule: the writer fills name and value,
+ * then release-stores @type (new field) or @value_size (rewrite inside the
+ * user data seqcount).  Readers load @type with acquire; 0 = not yet there.
+ */
+struct actrack_field {
+	__u8  type;		/* atomic, ACTRACK_VALUE_* */
+	__u8  name_size;	/* bytes, no NUL */
+	__u16 value_size;	/* atomic, bytes in use */
+	__u16 record_size;	/* header + name + value capacity, 8-aligned */
+	__u16 reserved;
+};
+
+struct actrack_value_ref {
+	__u64 address;		/* in the owner process */
+	__u64 size;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Process, log and module records                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Process phases: Chromium's values. */
+#define ACTRACK_PHASE_UNKNOWN			0
+#define ACTRACK_PHASE_LAUNCHED			1
+#define ACTRACK_PHASE_LAUNCH_FAILED		2
+#define ACTRACK_PHASE_EXITED_CLEANLY		3
+#define ACTRACK_PHASE_EXITED_WITH_CODE		4
+#define ACTRACK_PHASE_SHUTDOWN_STARTED		5
+#define ACTRACK_PHASE_MAIN_LOOP_STARTED		6
+#define ACTRACK_PHASE_MAX			6
+
+#define ACTRACK_CMDLINE_MAX	512
+
+/* struct actrack_process - block type ACTRACK_TYPE_PROCESS, one per process. */
+struct actrack_process {
+	struct actrack_owner owner;	/* tid = 0 */
+	__u32 phase;			/* A of the owner, atomic (release) */
+	__u32 user_data;		/* O, ref of the annotations block */
+	__u32 log;			/* O, atomic (CAS): ref of the log ring */
+	__u32 parent_pid;		/* O */
+	__u64 launch_time_ns;		/* O, CLOCK_MONOTONIC */
+	__u32 cmdline_size;		/* O, bytes in @cmdline */
+	__u32 reserved[5];
+	char  cmdline[ACTRACK_CMDLINE_MAX]; /* NUL-separated argv */
+};
+
+#define ACTRACK_LOG_TEXT_MAX	104
+
+/*
+ * struct actrack_log_entry - one message of a log ring.  @seq is a per-entry
+ * seqcount: 2n+1 while message n is written, 2n+2 when it is complete.
+ */
+struct actrack_log_entry {
+	__u32 seq;
+	__u32 tid;
+	__u64 time_ns;
+	__u16 len;
+	__u16 reserved[3];
+	char  text[ACTRACK_LOG_TEXT_MAX];
+};
+
+/* struct actrack_log - block type ACTRACK_TYPE_LOG: a recycled ring. */
+struct actrack_log {
+	struct actrack_owner owner;	/* tid = 0 */
+	__u32 capacity;			/* entries, before publication */
+	__u32 head;			/* A, atomic fetch-add: next message n */
+	__u64 reserved;
+	struct actrack_log_entry entries[];
+};
+
+#define ACTRACK_BUILD_ID_MAX	32
+#define ACTRACK_PATH_MAX	256
+
+/* struct actrack_module - block type ACTRACK_TYPE_MODULE: a loaded ELF. */
+struct actrack_module {
+	struct actrack_owner owner;	/* tid = 0 */
+	__u64 base;			/* load bias (dlpi_addr) */
+	__u64 size;			/* bytes spanned by PT_LOAD segments */
+	__u64 vaddr;			/* lowest PT_LOAD p_vaddr */
+	__u8  build_id_size;
+	__u8  reserved0[7];
+	__u8  build_id[ACTRACK_BUILD_ID_MAX];
+	char  path[ACTRACK_PATH_MAX];
+};
+
+/* ------------------------------------------------------------------------ */
+/* /dev/actrack ioctls and mmap                                             */
+/* ------------------------------------------------------------------------ */
+
+#define ACTRACK_IOC_MAGIC	0xAC
+
+struct actrack_version {
+	__u16 major;
+	__u16 minor;
+	__u32 reserved;		/* out: zero */
+};
+
+#define ACTRACK_LAYOUT_READONLY	(1U << 0)	/* fd may only map read-only */
+
+/*
+ * struct actrack_layout - how to map the fd's arena.  The arena is mapped
+ * MAP_SHARED at @arena_offset for @arena_size bytes; the clock page at
+ * @clock_offset (PROT_READ only) for @clock_size bytes holds a __u64
+ * CLOCK_MONOTONIC (coarse) nanosecond count at byte @clock_word.
+ */
+struct actrack_layout {
+	__u32 arena_size;
+	__u32 flags;		/* ACTRACK_LAYOUT_* */
+	__u64 arena_offset;
+	__u64 clock_offset;
+	__u32 clock_size;
+	__u32 clock_word;
+	__u32 uid;		/* whose arena this fd refers to */
+	__u32 reserved[5];
+};
+
+/*
+ * struct actrack_attach - register the calling process: the kernel records
+ * its tgid, start_ticks and command line in kernel memory and will report
+ * its death and free its records.  @flags and @reserved must be zero.
+ */
+struct actrack_attach {
+	__u32 flags;		/* in */
+	__u32 pid;		/* out: tgid in the caller's pid namespace */
+	__u64 start_ticks;	/* out */
+	__u64 reserved[2];	/* in: zero */
+};
+
+/*
+ * struct actrack_select - make this fd refer to another uid's arena, read
+ * only.  Needs CAP_SYS_PTRACE or CAP_SYS_ADMIN; must precede any mmap.
+ */
+struct actrack_select {
+	__u32 uid;
+	__u32 flags;		/* zero */
+	__u64 reserved;		/* zero */
+};
+
+#define ACTRACK_IOC_VERSION	_IOR(ACTRACK_IOC_MAGIC, 0, struct actrack_version)
+#define ACTRACK_IOC_LAYOUT	_IOR(ACTRACK_IOC_MAGIC, 1, struct actrack_layout)
+#define ACTRACK_IOC_ATTACH	_IOWR(ACTRACK_IOC_MAGIC, 2, struct actrack_attach)
+#define ACTRACK_IOC_SELECT	_IOW(ACTRACK_IOC_MAGIC, 3, struct actrack_select)
+
+#define ACTRACK_MMAP_ARENA	0ULL
+#define ACTRACK_MMAP_CLOCK	0x40000000ULL
+
+/* ------------------------------------------------------------------------ */
+/* Generic netlink family                                                    */
+/* ------------------------------------------------------------------------ */
+
+#define ACTRACK_GENL_NAME	"actrack"
+#define ACTRACK_GENL_VERSION	1
+
+/*
+ * Death reports are unicast to subscribed sockets whose owner may see the
+ * dead process (same uid, or CAP_SYS_PTRACE/CAP_SYS_ADMIN): 6.1 has neither
+ * per-listener multicast filtering nor capability-guarded groups.
+ */
+enum actrack_genl_cmd {
+	ACTRACK_CMD_UNSPEC,
+	ACTRACK_CMD_SUBSCRIBE,		/* start receiving ACTRACK_CMD_DEATH */
+	ACTRACK_CMD_UNSUBSCRIBE,
+	ACTRACK_CMD_DEATH,		/* kernel -> user: one death report */
+	ACTRACK_CMD_GET_DEATHS,		/* dump: recent deaths (bounded ring) */
+	ACTRACK_CMD_GET_STATS,		/* doit: counters */
+	__ACTRACK_CMD_MAX,
+};
+#define ACTRACK_CMD_MAX (__ACTRACK_CMD_MAX - 1)
+
+/* wait-status style exit information, as waitpid() would have seen it */
+enum actrack_genl_attr {
+	ACTRACK_A_UNSPEC,
+	ACTRACK_A_PAD,
+	ACTRACK_A_PID,			/* u32 */
+	ACTRACK_A_START_TICKS,		/* u64 */
+	ACTRACK_A_UID,			/* u32 */
+	ACTRACK_A_WAIT_STATUS,		/* u32, as from waitpid() */
+	ACTRACK_A_EXIT_CODE,		/* u32, when exited normally */
+	ACTRACK_A_SIGNAL,		/* u32, when killed by a signal */
+	ACTRACK_A_CORE_DUMPED,		/* flag */
+	ACTRACK_A_EXIT_TIME_NS,		/* u64, CLOCK_MONOTONIC */
+	ACTRACK_A_PHASE,		/* u32, ACTRACK_PHASE_* */
+	ACTRACK_A_CMDLINE,		/* binary, NUL-separated argv */
+	ACTRACK_A_THREAD,		/* nested, ACTRACK_T_*; repeated */
+	ACTRACK_A_SEQ,			/* u64, report number in its arena */
+	ACTRACK_A_FLAGS,		/* u32, ACTRACK_DEATH_* */
+	ACTRACK_A_STATS,		/* nested, ACTRACK_S_* */
+	ACTRACK_A_ALL_UIDS,		/* flag, in SUBSCRIBE/GET_DEATHS: all
+					 * uids (privileged callers only) */
+	__ACTRACK_A_MAX,
+};
+#define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
+
+#define ACTRACK_DEATH_ARENA_CORRUPT	(1U << 0)	/* walk met bad data */
+#define ACTRACK_DEATH_TRUNCATED		(1U << 1)	/* too many threads */
+
+enum actrack_genl_thread_attr {
+	ACTRACK_T_UNSPEC,
+	ACTRACK_T_PAD,
+	ACTRACK_T_TID,			/* u32 */
+	ACTRACK_T_NAME,			/* string */
+	ACTRACK_T_DEPTH,		/* u32, may exceed stored activities */
+	ACTRACK_T_FATAL_SIGNO,		/* u32 */
+	ACTRACK_T_FATAL_CODE,		/* u32 (s32 bits) */
+	ACTRACK_T_FATAL_ADDR,		/* u64 */
+	ACTRACK_T_FATAL_PC,		/* u64 */
+	ACTRACK_T_ACTIVITY,		/* binary struct actrack_activity,
+					 * repeated, outermost first */
+	ACTRACK_T_TORN,			/* flag: no consistent copy */
+	__ACTRACK_T_MAX,
+};
+#define ACTRACK_T_MAX (__ACTRACK_T_MAX - 1)
+
+enum actrack_genl_stats_attr {
+	ACTRACK_S_UNSPEC,
+	ACTRACK_S_PAD,
+	ACTRACK_S_ARENAS,		/* u64 */
+	ACTRACK_S_BYTES_USED,		/* u64: in the caller's arena */
+	ACTRACK_S_ARENA_SIZE,		/* u64: of the caller's arena */
+	ACTRACK_S_ATTACHED,		/* u64: attached processes */
+	ACTRACK_S_CLEANUPS,		/* u64: process cleanups run */
+	ACTRACK_S_RECORDS_FREED,	/* u64 */
+	ACTRACK_S_CORRUPTION,		/* u64: bad data seen by walks */
+	ACTRACK_S_REPORTS_SENT,		/* u64 */
+	ACTRACK_S_REPORTS_DROPPED,	/* u64: subscriber full or gone */
+	ACTRACK_S_BYTES_FREE,		/* u64: reclaimable + unallocated */
+	__ACTRACK_S_MAX,
+};
+#define ACTRACK_S_MAX (__ACTRACK_S_MAX - 1)
+
+#endif /* _UAPI_LINUX_ACTRACK_H */
