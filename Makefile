@@ -27,7 +27,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=address,undefined
 endif
-LIBS     := $(shell pkg-config --libs liburcu-memb liburcu-cds 2>/dev/null || echo -lurcu-memb -lurcu-cds -lurcu-common) \
+LIBS     := $(shell pkg-config --libs liburcu-bp liburcu-cds 2>/dev/null || echo -lurcu-bp -lurcu-cds -lurcu-common) \
 	    $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
 CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
 
@@ -75,7 +75,7 @@ $(O)/actrack: $(CLI_OBJS) $(LIBA)
 
 $(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I$(KSELFTEST) -Wno-missing-prototypes -Wno-shadow \
+	$(CC) $(CFLAGS) -I$(KSELFTEST) -Wno-missing-prototypes -Wno-shadow -Wno-misleading-indentation \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
 $(O)/bench/%: bench/%.c $(LIBA)

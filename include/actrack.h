@@ -109,7 +109,7 @@ actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
 	}
 	depth = __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
 	if (__builtin_expect(depth < actrack__tls.slot_count, 1)) {
-		struct actrack_activity *s = &t->slots[depth];
+		struct actrack_activity *s = &ACTRACK_THREAD_SLOTS(t)[depth];
 		const volatile uint64_t *clock = actrack__tls.clock;
 
 		s->time_ns = clock ? *clock : actrack__coarse_now();

@@ -167,8 +167,9 @@ struct actrack_activity {
 
 /*
  * struct actrack_thread - thread tracker, block type ACTRACK_TYPE_THREAD,
- * followed by @slot_count activity slots.  The block header (16 bytes) plus
- * this header is 128 bytes, so slots start on a cache line.
+ * followed by @slot_count struct actrack_activity slots (see
+ * ACTRACK_THREAD_SLOTS()).  The block header (16 bytes) plus this header is
+ * 128 bytes, so slots start on a cache line.
  */
 struct actrack_thread {
 	struct actrack_owner owner;	/* O, data_id last (release) */
@@ -183,9 +184,9 @@ struct actrack_thread {
 	__u64 fatal_addr;		/* si_addr */
 	__u64 fatal_pc;			/* pc at the fault */
 	__u64 reserved;
-	struct actrack_activity slots[];
 };
 #define ACTRACK_THREAD_MAX_SLOTS	64
+#define ACTRACK_THREAD_SLOTS(t)	((struct actrack_activity *)((t) + 1))
 
 /* ------------------------------------------------------------------------ */
 /* User data (Chromium ActivityUserData)                                    */

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Mapping an arena: /dev/actrack (the kernel's arena of our uid, or another
+ * uid's for privileged readers) or a file-backed arena for machines without
+ * the module.  Whoever maps validates the header against the size it trusts
+ * (the kernel's layout, the file's length), never against the header alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "internal.h"
+
+static void map_reset(struct actrack_map *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+}
+
+void __actrack_unmap(struct actrack_map *m)
+{
+	if (m->arena.base && m->map_len)
+		munmap(m->arena.base, m->map_len);
+	if (m->clock_map)
+		munmap(m->clock_map, m->clock_len);
+	if (m->fd >= 0)
+		close(m->fd);
+	map_reset(m);
+}
+
+void __actrack_default_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "/dev/shm/actrack-%u", (unsigned int)getuid());
+}
+
+static void read_boot_id(__u8 id[16])
+{
+	char text[64];
+	ssize_t n;
+	int fd, i = 0;
+
+	memset(id, 0, 16);
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	text[n] = 0;
+	for (char *p = text; *p && i < 32; p++) {
+		int v;
+
+		if (*p >= '0' && *p <= '9')
+			v = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			v = *p - 'a' + 10;
+		else
+			continue;
+		id[i / 2] |= (__u8)(i % 2 ? v : v << 4);
+		i++;
+	}
+}
+
+/* What a freshly created file arena records about its clocks and owner. */
+static void file_header_template(struct actrack_arena_header *h)
+{
+	struct timespec boot;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	memset(h, 0, sizeof(*h));
+	h->uid = (__u32)getuid();
+	h->user_hz = hz > 0 ? (__u32)hz : 100;
+	h->create_mono_ns = __actrack_mono_ns();
+	h->create_real_ns = __actrack_real_ns();
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	h->boot_time_ns = h->create_real_ns -
+		((uint64_t)boot.tv_sec * 1000000000ULL + (uint64_t)boot.tv_nsec);
+	read_boot_id(h->boot_id);
+}
+
+/*
+ * Create a file arena atomically: build it completely under a temporary
+ * name, then link() it into place.  link() fails with EEXIST if another
+ * process won the race, and then we use theirs; nobody ever maps a
+ * half-formatted arena.
+ */
+static int create_file_arena(const char *path, uint32_t size)
+{
+	struct actrack_arena_header tmpl;
+	struct actrack_arena a;
+	char tmp[300];
+	void *p;
+	int fd, ret;
+
+	if (size < ACTRACK_ARENA_MIN_SIZE || size > ACTRACK_ARENA_MAX_SIZE ||
+	    size % ACTRACK_BLOCK_ALIGN)
+		return -EINVAL;
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >=
+	    (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size) < 0) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	a = (struct actrack_arena){ .base = p, .size = size, .writable = true };
+	file_header_template(&tmpl);
+	ret = actrack_arena_format(&a, &tmpl);
+	munmap(p, size);
+	if (ret)
+		goto err_unlink;
+	if (link(tmp, path) < 0 && errno != EEXIST) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	ret = 0;
+err_unlink:
+	unlink(tmp);
+	close(fd);
+	return ret;
+}
+
+int __actrack_map_file(const char *path, bool writable, bool create,
+		       uint32_t create_size, struct actrack_map *m)
+{
+	struct stat st;
+	void *p;
+	int fd, ret;
+
+	map_reset(m);
+	if (!path || !*path || strlen(path) >= sizeof(m->path))
+		return -EINVAL;
+	for (int tries = 0;; tries++) {
+		fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT || !create || tries)
+			break;
+		ret = create_file_arena(path, create_size ?
+					create_size : ACTRACK_FILE_DEFAULT_SIZE);
+		if (ret)
+			return ret;
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		goto err_close;
+	}
+	/* Too small to hold a header, or larger than any arena: not one. */
+	if (st.st_size < ACTRACK_ARENA_HEADER_SIZE) {
+		ret = -EBADMSG;
+		goto err_close;
+	}
+	if (st.st_size > ACTRACK_ARENA_MAX_SIZE) {
+		ret = -EFBIG;
+		goto err_close;
+	}
+	p = mmap(NULL, (size_t)st.st_size,
+		 PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto err_close;
+	}
+	m->fd = fd;
+	m->map_len = (size_t)st.st_size;
+	m->backend = ACTRACK_BACKEND_FILE;
+	m->arena = (struct actrack_arena){
+		.base = p, .size = (__u32)st.st_size, .writable = writable,
+	};
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	ret = actrack_arena_check(&m->arena);
+	if (ret) {
+		__actrack_unmap(m);
+		return ret;
+	}
+	m->uid = ((struct actrack_arena_header *)p)->uid;
+	return 0;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+int __actrack_map_module(bool writable, long select_uid, struct actrack_map *m)
+{
+	struct actrack_version ver;
+	struct actrack_layout lay;
+	void *p;
+	int fd, ret;
+
+	map_reset(m);
+	fd = open(ACTRACK_DEVICE_PATH, (writable ? O_RDWR : O_RDONLY) |
+		  O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, ACTRACK_IOC_VERSION, &ver) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	if (ver.major != ACTRACK_ABI_MAJOR) {
+		ret = -EPROTONOSUPPORT;
+		goto err_close;
+	}
+	if (select_uid >= 0) {
+		struct actrack_select sel = { .uid = (__u32)select_uid };
+
+		if (ioctl(fd, ACTRACK_IOC_SELECT, &sel) < 0) {
+			ret = -errno;
+			goto err_close;
+		}
+	}
+	if (ioctl(fd, ACTRACK_IOC_LAYOUT, &lay) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	if ((lay.flags & ACTRACK_LAYOUT_READONLY) && writable) {
+		ret = -EPERM;
+		goto err_close;
+	}
+	p = mmap(NULL, lay.arena_size, PROT_READ | (writable ? PROT_WRITE : 0),
+		 MAP_SHARED, fd, (off_t)lay.arena_offset);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto err_close;
+	}
+	m->fd = fd;
+	m->map_len = lay.arena_size;
+	m->backend = ACTRACK_BACKEND_MODULE;
+	m->uid = lay.uid;
+	m->arena = (struct actrack_arena){
+		.base = p, .size = lay.arena_size, .writable = writable,
+	};
+	p = mmap(NULL, lay.clock_size, PROT_READ, MAP_SHARED, fd,
+		 (off_t)lay.clock_offset);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		__actrack_unmap(m);
+		return ret;
+	}
+	m->clock_map = p;
+	m->clock_len = lay.clock_size;
+	if (lay.clock_word <= lay.clock_size - sizeof(uint64_t))
+		m->clock = (const volatile uint64_t *)((char *)p +
+						       lay.clock_word);
+	ret = actrack_arena_check(&m->arena);
+	if (ret) {
+		__actrack_unmap(m);
+		return ret;
+	}
+	return 0;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+int __actrack_map_default(bool writable, bool no_module, uint32_t create_size,
+			  struct actrack_map *m)
+{
+	const char *env = getenv(ACTRACK_ENV_ARENA);
+	char path[256];
+
+	if (env && *env)
+		return __actrack_map_file(env, writable, writable, create_size,
+					  m);
+	if (!no_module && access(ACTRACK_DEVICE_PATH, F_OK) == 0)
+		return __actrack_map_module(writable, -1, m);
+	__actrack_default_path(path, sizeof(path));
+	return __actrack_map_file(path, writable, writable, create_size, m);
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Attaching a process to its arena: map it, register with the kernel (which
+ * then reports our death and frees our records), and write our PROCESS
+ * record.  fork() is handled here: a child keeps the inherited shared
+ * mapping but must never write into its parent's records, so it forgets
+ * them and attaches as itself on its next use.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <urcu-bp.h>
+#include "internal.h"
+
+struct actrack_proc __actrack_proc = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* liburcu-bp keeps a registry lock of its own that fork must not split. */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&__actrack_proc.lock);
+	urcu_bp_before_fork();
+}
+
+static void atfork_parent(void)
+{
+	urcu_bp_after_fork_parent();
+	pthread_mutex_unlock(&__actrack_proc.lock);
+}
+
+static void atfork_child(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+
+	urcu_bp_after_fork_child();
+	pthread_mutex_init(&p->lock, NULL);
+	/* Keep the mapping (shared with the parent, same arena); drop the
+	 * identity: the next push or actrack_init() attaches as the child. */
+	p->attached = false;
+	p->pid = 0;
+	p->start_ticks = 0;
+	p->process_ref = 0;
+	__actrack_tracker_forget_after_fork();
+	__actrack_user_data_after_fork();
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	/* comm may hold spaces and ')': fields restart after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EBADMSG;
+	p++;
+	/* After ") " come fields 3..; start_ticks is field 22. */
+	for (int field = 2; field < 21; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EBADMSG;
+	}
+	if (sscanf(p, " %llu", &v) != 1)
+		return -EBADMSG;
+	*ticks = v;
+	return 0;
+}
+
+void __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
+{
+	struct actrack_proc *p = &__actrack_proc;
+
+	o->pid = p->pid;
+	o->tid = tid;
+	o->start_ticks = p->start_ticks;
+	/* Readers treat data_id != 0 as "owner fields and contents valid". */
+	at_store_release(&o->data_id,
+			 actrack_arena_new_data_id(__actrack_arena()));
+}
+
+struct actrack_process *__actrack_process_record(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+
+	if (!p->process_ref)
+		return NULL;
+	return actrack_arena_get(__actrack_arena(), p->process_ref,
+				 ACTRACK_TYPE_PROCESS,
+				 sizeof(struct actrack_process));
+}
+
+static void read_cmdline(struct actrack_process *rec)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, rec->cmdline, sizeof(rec->cmdline));
+	close(fd);
+	if (n > 0)
+		rec->cmdline_size = (__u32)n;
+}
+
+static int create_process_record(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_process *rec;
+	uint32_t ref;
+
+	ref = actrack_arena_alloc(__actrack_arena(), ACTRACK_TYPE_PROCESS,
+				  sizeof(*rec));
+	if (!ref)
+		return -ENOSPC;
+	rec = actrack_arena_get(__actrack_arena(), ref, ACTRACK_TYPE_PROCESS,
+				sizeof(*rec));
+	if (!rec)
+		return -EUCLEAN;
+	rec->phase = ACTRACK_PHASE_LAUNCHED;
+	rec->parent_pid = (__u32)getppid();
+	rec->launch_time_ns = __actrack_mono_ns();
+	read_cmdline(rec);
+	__actrack_publish_owner(&rec->owner, 0);
+	p->process_ref = ref;
+	return 0;
+}
+
+/* Register with the kernel (module) or compute our identity (file). */
+static int register_identity(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	int ret;
+
+	if (p->map.backend == ACTRACK_BACKEND_MODULE) {
+		struct actrack_attach at = { 0 };
+
+		if (ioctl(p->map.fd, ACTRACK_IOC_ATTACH, &at) < 0)
+			return -errno;
+		p->pid = at.pid;
+		p->start_ticks = at.start_ticks;
+		return 0;
+	}
+	p->pid = (uint32_t)getpid();
+	ret = actrack_read_start_ticks(getpid(), &p->start_ticks);
+	return ret;
+}
+
+static int attach_locked(const struct actrack_opts *opts)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	uint32_t size = opts ? opts->file_size : 0;
+	int ret;
+
+	if (!p->mapped) {
+		if (opts && opts->arena_path)
+			ret = __actrack_map_file(opts->arena_path, true, true,
+						 size, &p->map);
+		else
+			ret = __actrack_map_default(true, opts &&
+				(opts->flags & ACTRACK_INIT_NO_MODULE), size,
+				&p->map);
+		if (ret)
+			return ret;
+		p->mapped = true;
+		p->slots = ACTRACK_DEFAULT_SLOTS;
+		if (opts && opts->stack_slots)
+			p->slots = opts->stack_slots;
+		p->flags = opts ? opts->flags : 0;
+	}
+	ret = register_identity();
+	if (ret)
+		return ret;
+	ret = create_process_record();
+	if (ret)
+		return ret;
+	__atomic_store_n(&p->attached, true, __ATOMIC_RELEASE);
+	if (!(p->flags & ACTRACK_INIT_NO_MODULES)) {
+		pthread_mutex_unlock(&p->lock);
+		actrack_record_modules();
+		pthread_mutex_lock(&p->lock);
+	}
+	return 0;
+}
+
+ACTRACK_API int actrack_init(const struct actrack_opts *opts)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	int ret = 0;
+
+	if (opts) {
+		if (opts->sz < sizeof(*opts))
+			return -EINVAL;
+		if (opts->stack_slots > ACTRACK_THREAD_MAX_SLOTS)
+			return -EINVAL;
+		if (opts->flags & ~(ACTRACK_INIT_NO_MODULE |
+				    ACTRACK_INIT_NO_MODULES))
+			return -EINVAL;
+	}
+	pthread_once(&atfork_once, register_atfork);
+	pthread_mutex_lock(&p->lock);
+	if (p->attached) {
+		/* Explicit options that disagree with the current attach. */
+		if (opts && ((opts->arena_path &&
+			      (p->map.backend != ACTRACK_BACKEND_FILE ||
+			       strcmp(opts->arena_path, p->map.path))) ||
+			     (opts->stack_slots &&
+			      opts->stack_slots != p->slots)))
+			ret = -EEXIST;
+	} else {
+		ret = attach_locked(opts);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ret;
+}
+
+int __actrack_ensure_attached(void)
+{
+	if (__atomic_load_n(&__actrack_proc.attached, __ATOMIC_ACQUIRE))
+		return 0;
+	return actrack_init(NULL);
+}
+
+ACTRACK_API enum actrack_backend actrack_backend(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+
+	return p->mapped ? p->map.backend : ACTRACK_BACKEND_NONE;
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Timestamps.  Activities carry CLOCK_MONOTONIC nanoseconds at a coarse
+ * (~ms) resolution: the stack gives the order, and a hang is measured in
+ * seconds, so a push must not pay for a precise clock.  With the module a
+ * push reads the kernel's clock word (one load); without it, the vDSO's
+ * CLOCK_MONOTONIC_COARSE.
+ */
+#include <time.h>
+#include "internal.h"
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;
+}
+
+ACTRACK_API uint64_t actrack__coarse_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts_ns(&ts);
+}
+
+uint64_t __actrack_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
+uint64_t __actrack_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts_ns(&ts);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* libactrack private declarations: never installed. */
+#ifndef ACTRACK_LIB_INTERNAL_H
+#define ACTRACK_LIB_INTERNAL_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <pthread.h>
+#include "actrack.h"
+#include "arena.h"
+
+#define __actrack_hidden __attribute__((visibility("hidden")))
+
+/* One mapped arena: the process's own (writable) or a reader's. */
+struct actrack_map {
+	struct actrack_arena arena;	/* base/size/writable/corrupt */
+	enum actrack_backend backend;
+	int fd;				/* /dev/actrack or the file, -1 */
+	size_t map_len;
+	void *clock_map;		/* module clock page, or NULL */
+	size_t clock_len;
+	const volatile uint64_t *clock;	/* the clock word, or NULL */
+	uint32_t uid;
+	char path[256];			/* file arenas */
+};
+
+/*
+ * Mapping (lib/arena_map.c).  All return 0 or -errno and leave @m unmapped
+ * (fd -1) on failure.
+ *  __actrack_map_file:    a file arena; @create makes (O_CREAT|O_EXCL, sized,
+ *                         formatted) one of @create_size bytes if missing.
+ *                         Read-only maps use PROT_READ and never write.
+ *  __actrack_map_module:  /dev/actrack (own uid's arena); read-only maps
+ *                         open O_RDONLY; with @select_uid >= 0 selects that
+ *                         uid's arena (privileged).
+ *  __actrack_map_default: $ACTRACK_ARENA, else the module if /dev/actrack
+ *                         exists (and !no_module), else the per-uid default
+ *                         file /dev/shm/actrack-UID.
+ */
+__actrack_hidden int __actrack_map_file(const char *path, bool writable,
+					bool create, uint32_t create_size,
+					struct actrack_map *m);
+__actrack_hidden int __actrack_map_module(bool writable, long select_uid,
+					  struct actrack_map *m);
+__actrack_hidden int __actrack_map_default(bool writable, bool no_module,
+					   uint32_t create_size,
+					   struct actrack_map *m);
+__actrack_hidden void __actrack_unmap(struct actrack_map *m);
+__actrack_hidden void __actrack_default_path(char *buf, size_t len);
+
+/* Time (lib/clock.c). */
+__actrack_hidden uint64_t __actrack_mono_ns(void);
+__actrack_hidden uint64_t __actrack_real_ns(void);
+
+/* User data (lib/user_data.c): read all fields of a block (snapshot). */
+__actrack_hidden int __actrack_read_values(struct actrack_arena *a,
+					   uint32_t ref,
+					   struct actrack_value **out,
+					   uint32_t *nr);
+__actrack_hidden void __actrack_free_values(struct actrack_value *v,
+					    uint32_t nr);
+
+/* Death reports from an arena (lib/death.c), used by the file-mode
+ * launch/exit recording: fills @d (threads malloc'ed). */
+__actrack_hidden int __actrack_build_death(struct actrack_arena *a,
+					   uint32_t pid, uint64_t start_ticks,
+					   int wait_status,
+					   struct actrack_death *d);
+__actrack_hidden void __actrack_free_death(struct actrack_death *d);
+
+/*
+ * The process's attachment (lib/attach.c).  Fields are written under @lock
+ * by actrack_init() and read lock-free afterwards; after fork() the child
+ * keeps the inherited mapping but must attach as itself.
+ */
+struct actrack_proc {
+	pthread_mutex_t lock;		/* slow paths only */
+	bool mapped;			/* @map is valid */
+	bool attached;			/* registered as @pid/@start_ticks */
+	struct actrack_map map;
+	uint32_t pid;
+	uint64_t start_ticks;
+	uint32_t slots;			/* activity slots per thread */
+	uint32_t process_ref;		/* our PROCESS record */
+	uint32_t flags;			/* ACTRACK_INIT_* */
+};
+extern struct actrack_proc __actrack_proc __actrack_hidden;
+
+/* Attach with defaults unless attached.  Return 0/-errno. */
+__actrack_hidden int __actrack_ensure_attached(void);
+/* Our PROCESS record, validated; NULL if gone. */
+__actrack_hidden struct actrack_process *__actrack_process_record(void);
+/* Publish a record: owner fields, then data_id with release. */
+__actrack_hidden void __actrack_publish_owner(struct actrack_owner *o,
+					      uint32_t tid);
+/* Fork: forget this thread's tracker (lib/tracker.c). */
+__actrack_hidden void __actrack_tracker_forget_after_fork(void);
+/* Fork: forget cached user data handles (lib/user_data.c). */
+__actrack_hidden void __actrack_user_data_after_fork(void);
+/* Allocate an empty user data block of @capacity field bytes. */
+__actrack_hidden uint32_t __actrack_user_data_new(uint32_t tid,
+						  uint32_t capacity);
+/* Reset a thread-owned user data block (slot reuse). */
+__actrack_hidden void __actrack_user_data_reset(struct actrack_user_data *ud);
+
+static inline struct actrack_arena *__actrack_arena(void)
+{
+	return &__actrack_proc.map.arena;
+}
+
+/*
+ * Exit monitor (lib/monitor.c).  Parsers of one generic netlink message of
+ * @len bytes (the buffer holding it); every attribute is validated.
+ *  __actrack_parse_death: ACTRACK_CMD_DEATH (or a GET_DEATHS dump entry)
+ *      -> @d (threads calloc'ed, at most ACTRACK_DEATH_MAX_THREADS, more set
+ *      ACTRACK_DEATH_TRUNCATED; free with __actrack_free_death).
+ *      Return: 0, -EBADMSG (malformed: skip it), -ENOMEM.
+ *  __actrack_parse_stats: GET_STATS answer -> @st.  Return 0 or -EBADMSG.
+ */
+#define ACTRACK_DEATH_MAX_THREADS	4096
+struct nlmsghdr;
+__actrack_hidden int __actrack_parse_death(const struct nlmsghdr *nlh,
+					   size_t len,
+					   struct actrack_death *d);
+__actrack_hidden int __actrack_parse_stats(const struct nlmsghdr *nlh,
+					   size_t len,
+					   struct actrack_kstats *st);
+
+#endif /* ACTRACK_LIB_INTERNAL_H */

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-process state in the arena: the phase (Chromium's process phases)
+ * and a recycled ring of log messages.  Both may be written from any thread
+ * of the process.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include "internal.h"
+
+#define LOG_ENTRIES	32
+
+ACTRACK_API int actrack_set_phase(uint32_t phase)
+{
+	struct actrack_process *rec;
+	int ret;
+
+	if (phase > ACTRACK_PHASE_MAX)
+		return -EINVAL;
+	ret = __actrack_ensure_attached();
+	if (ret)
+		return ret;
+	rec = __actrack_process_record();
+	if (!rec)
+		return -ENOENT;
+	at_store_release(&rec->phase, phase);
+	return 0;
+}
+
+/* The process's log ring, created on first use; racing creators agree on
+ * one by CAS on the process record's reference. */
+static struct actrack_log *log_ring(void)
+{
+	struct actrack_arena *a = __actrack_arena();
+	struct actrack_process *rec = __actrack_process_record();
+	struct actrack_log *log;
+	uint32_t ref, cur, size;
+
+	if (!rec)
+		return NULL;
+	size = sizeof(*log) + LOG_ENTRIES * sizeof(struct actrack_log_entry);
+	cur = at_load_acquire(&rec->log);
+	if (!cur) {
+		ref = actrack_arena_alloc(a, ACTRACK_TYPE_LOG, size);
+		if (!ref)
+			return NULL;
+		log = actrack_arena_get(a, ref, ACTRACK_TYPE_LOG, size);
+		if (!log)
+			return NULL;
+		log->capacity = LOG_ENTRIES;
+		__actrack_publish_owner(&log->owner, 0);
+		cur = at_cas(&rec->log, 0, ref);
+		if (cur) /* lost the race */
+			actrack_arena_free(a, ref, ACTRACK_TYPE_LOG);
+		else
+			cur = ref;
+	}
+	log = actrack_arena_get(a, cur, ACTRACK_TYPE_LOG, size);
+	if (!log || log->capacity != LOG_ENTRIES)
+		return NULL;
+	return log;
+}
+
+ACTRACK_API int actrack_log(const char *fmt, ...)
+{
+	struct actrack_log_entry *e;
+	struct actrack_log *log;
+	char text[ACTRACK_LOG_TEXT_MAX];
+	uint32_t n;
+	va_list ap;
+	int len, ret;
+
+	if (!fmt)
+		return -EINVAL;
+	ret = __actrack_ensure_attached();
+	if (ret)
+		return ret;
+	log = log_ring();
+	if (!log)
+		return -ENOSPC;
+	va_start(ap, fmt);
+	len = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return -EINVAL;
+	if (len >= (int)sizeof(text))
+		len = sizeof(text) - 1;
+
+	/* Entry n lives in slot n % capacity; its seq is odd while written. */
+	n = at_fetch_add(&log->head, 1);
+	e = &log->entries[n % LOG_ENTRIES];
+	at_store(&e->seq, 2 * n + 1);
+	at_fence_release();
+	e->tid = (uint32_t)syscall(SYS_gettid);
+	e->time_ns = __actrack_proc.map.clock ? *__actrack_proc.map.clock :
+						actrack__coarse_now();
+	e->len = (uint16_t)len;
+	memset(e->text, 0, sizeof(e->text));
+	memcpy(e->text, text, (size_t)len);
+	at_store_release(&e->seq, 2 * n + 2);
+	return 0;
+}

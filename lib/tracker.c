@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Thread trackers: one per thread, allocated in the arena on the thread's
+ * first push, released (type changed to free, contents cleared) when the
+ * thread exits so that the next thread reuses the block.  The push/pop fast
+ * path is inline in actrack.h; this file holds the slow paths.
+ *
+ * Single writer: only the owner thread stores into its tracker, so the
+ * fast path needs no atomic read-modify-write.  Readers in any process use
+ * the version-checked copy of arena/arena.c.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include "internal.h"
+
+#define ACTIVITY_DATA_CAPACITY	448	/* field bytes per activity */
+
+ACTRACK_API __thread struct actrack__tls actrack__tls
+	__attribute__((tls_model("initial-exec")));
+
+/* Private per-thread state, off the fast path. */
+struct thread_state {
+	uint32_t ref;				/* our tracker block */
+	uint32_t data_refs[ACTRACK_THREAD_MAX_SLOTS]; /* per-slot user data */
+};
+static __thread struct thread_state tstate;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static uint32_t current_tid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* Thread exit: give the tracker and its user data back to the arena. */
+static void thread_exit(void *unused)
+{
+	struct actrack_arena *a = __actrack_arena();
+
+	actrack__tls.tracker = NULL;
+	for (uint32_t i = 0; i < ACTRACK_THREAD_MAX_SLOTS; i++) {
+		if (tstate.data_refs[i])
+			actrack_arena_free(a, tstate.data_refs[i],
+					   ACTRACK_TYPE_USER_DATA);
+	}
+	if (tstate.ref)
+		actrack_arena_free(a, tstate.ref, ACTRACK_TYPE_THREAD);
+	memset(&tstate, 0, sizeof(tstate));
+}
+
+static void make_exit_key(void)
+{
+	pthread_key_create(&exit_key, thread_exit);
+}
+
+void __actrack_tracker_forget_after_fork(void)
+{
+	/* The surviving thread's tracker belongs to the parent. */
+	memset(&actrack__tls, 0, sizeof(actrack__tls));
+	memset(&tstate, 0, sizeof(tstate));
+}
+
+static void set_name(struct actrack_thread *t, const char *name)
+{
+	char buf[sizeof(t->name)] = { 0 };
+
+	if (name)
+		strncpy(buf, name, sizeof(buf) - 1);
+	else
+		prctl(PR_GET_NAME, buf, 0, 0, 0);	/* 16 bytes max */
+	memcpy(t->name, buf, sizeof(buf));
+}
+
+ACTRACK_API int actrack_thread_init(const char *name)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_thread *t;
+	uint32_t ref, size;
+	int ret;
+
+	if (actrack__tls.tracker) {
+		if (name)
+			set_name(actrack__tls.tracker, name);
+		return 0;
+	}
+	ret = __actrack_ensure_attached();
+	if (ret)
+		return ret;
+	pthread_once(&exit_key_once, make_exit_key);
+	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity);
+	ref = actrack_arena_alloc(__actrack_arena(), ACTRACK_TYPE_THREAD, size);
+	if (!ref)
+		return -ENOSPC;
+	t = actrack_arena_get(__actrack_arena(), ref, ACTRACK_TYPE_THREAD,
+			      size);
+	if (!t)
+		return -EUCLEAN;
+	set_name(t, name);
+	t->start_time_ns = __actrack_mono_ns();
+	t->slot_count = p->slots;
+	__actrack_publish_owner(&t->owner, current_tid());
+	tstate.ref = ref;
+	actrack__tls.slot_count = p->slots;
+	actrack__tls.clock = p->map.clock;
+	actrack__tls.tracker = t;
+	pthread_setspecific(exit_key, &tstate);
+	return 0;
+}
+
+ACTRACK_API struct actrack_thread *actrack__thread_slow(void)
+{
+	if (actrack_thread_init(NULL)) {
+		actrack__tls.dropped++;
+		return NULL;
+	}
+	return actrack__tls.tracker;
+}
+
+ACTRACK_API int actrack_set_thread_name(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	return actrack_thread_init(name);
+}
+
+/*
+ * Rewriting a live slot: bump the version before and after, so that a
+ * reader whose copy overlaps the stores sees two different versions.
+ */
+static void slot_change_begin(struct actrack_thread *t)
+{
+	uint32_t v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&t->version, v + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void slot_change_end(struct actrack_thread *t)
+{
+	uint32_t v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&t->version, v + 1, __ATOMIC_RELEASE);
+}
+
+static struct actrack_activity *live_slot(uint32_t token)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+
+	if (!t || token == 0 || token > actrack__tls.slot_count ||
+	    __atomic_load_n(&t->depth, __ATOMIC_RELAXED) < token)
+		return NULL;
+	return &ACTRACK_THREAD_SLOTS(t)[token - 1];
+}
+
+ACTRACK_API void actrack_change(uint32_t token, uint64_t object, uint64_t info)
+{
+	struct actrack_activity *s = live_slot(token);
+
+	if (!s)
+		return;
+	slot_change_begin(actrack__tls.tracker);
+	s->object = object;
+	s->info = info;
+	slot_change_end(actrack__tls.tracker);
+}
+
+ACTRACK_API uint32_t actrack_depth(void)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+
+	return t ? __atomic_load_n(&t->depth, __ATOMIC_RELAXED) : 0;
+}
+
+ACTRACK_API struct actrack_user_data *actrack_activity_data(uint32_t token)
+{
+	struct actrack_arena *a = __actrack_arena();
+	struct actrack_activity *s = live_slot(token);
+	struct actrack_user_data *ud;
+	uint32_t *ref;
+
+	if (!s)
+		return NULL;
+	ref = &tstate.data_refs[token - 1];
+	if (!*ref) {
+		*ref = __actrack_user_data_new(current_tid(),
+					       ACTIVITY_DATA_CAPACITY);
+		if (!*ref)
+			return NULL;
+	}
+	ud = actrack_arena_get(a, *ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
+	if (!ud) {
+		*ref = 0;
+		return NULL;
+	}
+	/* A push clears user_data: a new activity gets an emptied block. */
+	if (s->user_data != *ref) {
+		__actrack_user_data_reset(ud);
+		slot_change_begin(actrack__tls.tracker);
+		s->user_data = *ref;
+		slot_change_end(actrack__tls.tracker);
+	}
+	return ud;
+}

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libactrack writer side on a file-backed arena: pushes and pops, depth
+ * beyond the slots, fork isolation, thread exit and tracker reuse.  Each
+ * TEST runs in its own forked process (kselftest harness), so each attaches
+ * afresh to its own arena file.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "actrack.h"
+#include "arena.h"
+#include "kselftest_harness.h"
+
+/* The harness runs each TEST in a child: one arena file per test. */
+static void attach_fresh(struct __test_metadata *_metadata, const char *tag,
+			 uint32_t slots)
+{
+	static char path[256];
+	struct actrack_opts o = {
+		.sz = sizeof(o), .arena_path = path, .stack_slots = slots,
+		.flags = ACTRACK_INIT_NO_MODULE,
+	};
+
+	snprintf(path, sizeof(path), "%s/actrack-test-%s-%d",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", tag,
+		 (int)getpid());
+	unlink(path);
+	ASSERT_EQ(0, actrack_init(&o));
+	ASSERT_EQ((int)ACTRACK_BACKEND_FILE, (int)actrack_backend());
+}
+
+static struct actrack_thread *my_tracker(void)
+{
+	return actrack__tls.tracker;
+}
+
+TEST(push_pop_every_type)
+{
+	static int lock, event;
+	struct actrack_activity *s;
+	uint32_t tok[8];
+
+	attach_fresh(_metadata, "types", 8);
+	tok[0] = actrack_push_task(41);
+	tok[1] = actrack_push_lock_acquire(&lock);
+	tok[2] = actrack_push_lock_held(&lock);
+	tok[3] = actrack_push_event_wait(&event);
+	tok[4] = actrack_push_thread_join(1234);
+	tok[5] = actrack_push_process_wait(4321);
+	tok[6] = actrack_push_io_wait(7, 4096);
+	tok[7] = actrack_push_generic(5, 77, 88);
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ((uint32_t)i + 1, tok[i]);
+	ASSERT_EQ(8u, actrack_depth());
+	s = ACTRACK_THREAD_SLOTS(my_tracker());
+	EXPECT_EQ(ACTRACK_ACT_TASK_RUN, s[0].type);
+	EXPECT_EQ(41u, s[0].object);
+	EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, s[1].type);
+	EXPECT_EQ((uint64_t)(uintptr_t)&lock, s[1].object);
+	EXPECT_EQ(ACTRACK_ACT_LOCK_HELD, s[2].type);
+	EXPECT_EQ(ACTRACK_ACT_EVENT_WAIT, s[3].type);
+	EXPECT_EQ((uint64_t)(uintptr_t)&event, s[3].object);
+	EXPECT_EQ(ACTRACK_ACT_THREAD_JOIN, s[4].type);
+	EXPECT_EQ(1234u, s[4].object);
+	EXPECT_EQ(ACTRACK_ACT_PROCESS_WAIT, s[5].type);
+	EXPECT_EQ(4321u, s[5].object);
+	EXPECT_EQ(ACTRACK_ACT_IO_WAIT, s[6].type);
+	EXPECT_EQ(7u, s[6].object);
+	EXPECT_EQ(4096u, s[6].info);
+	EXPECT_EQ(0xF5, s[7].type);
+	EXPECT_EQ(77u, s[7].object);
+	EXPECT_EQ(88u, s[7].info);
+	/* Origins are pcs inside this function, all different. */
+	for (int i = 0; i < 8; i++) {
+		EXPECT_NE(0u, s[i].origin);
+		EXPECT_NE(0u, s[i].time_ns);
+	}
+	EXPECT_NE(s[0].origin, s[1].origin);
+	for (int i = 7; i >= 0; i--)
+		actrack_pop(tok[i]);
+	EXPECT_EQ(0u, actrack_depth());
+}
+
+TEST(depth_beyond_slots_is_counted_not_stored)
+{
+	uint32_t tok[12];
+	struct actrack_activity *s;
+
+	attach_fresh(_metadata, "overflow", 4);
+	for (int i = 0; i < 12; i++)
+		tok[i] = actrack_push_task(100 + i);
+	EXPECT_EQ(12u, actrack_depth());
+	EXPECT_EQ(4u, my_tracker()->slot_count);
+	s = ACTRACK_THREAD_SLOTS(my_tracker());
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(100u + i, s[i].object);
+	for (int i = 11; i >= 0; i--) {
+		actrack_pop(tok[i]);
+		EXPECT_EQ((uint32_t)i, actrack_depth());
+	}
+}
+
+TEST(pop_bumps_version_and_unwinds_missed_pops)
+{
+	uint32_t v0, a, b, c;
+
+	attach_fresh(_metadata, "version", 8);
+	a = actrack_push_task(1);
+	v0 = my_tracker()->version;
+	b = actrack_push_task(2);
+	c = actrack_push_task(3);
+	(void)c;
+	/* Popping b also ends c, which was never popped. */
+	actrack_pop(b);
+	EXPECT_EQ(1u, actrack_depth());
+	EXPECT_EQ(v0 + 1, my_tracker()->version);
+	actrack_pop(a);
+	EXPECT_EQ(0u, actrack_depth());
+	EXPECT_EQ(v0 + 2, my_tracker()->version);
+	/* Token 0 (an untracked push) is a no-op. */
+	actrack_pop(0);
+	EXPECT_EQ(0u, actrack_depth());
+}
+
+TEST(change_rewrites_live_activity)
+{
+	uint32_t tok, v0;
+
+	attach_fresh(_metadata, "change", 8);
+	tok = actrack_push_generic(1, 10, 20);
+	v0 = my_tracker()->version;
+	actrack_change(tok, 11, 21);
+	EXPECT_EQ(11u, ACTRACK_THREAD_SLOTS(my_tracker())[0].object);
+	EXPECT_EQ(21u, ACTRACK_THREAD_SLOTS(my_tracker())[0].info);
+	EXPECT_EQ(v0 + 2, my_tracker()->version);
+	actrack_pop(tok);
+	/* Not on the stack any more: ignored. */
+	actrack_change(tok, 99, 99);
+	EXPECT_EQ(11u, ACTRACK_THREAD_SLOTS(my_tracker())[0].object);
+}
+
+TEST(scope_pops_on_block_exit)
+{
+	static int mu;
+
+	attach_fresh(_metadata, "scope", 8);
+	{
+		ACTRACK_SCOPE(lock_acquire, &mu);
+		EXPECT_EQ(1u, actrack_depth());
+		{
+			ACTRACK_SCOPE(task, 5);
+			EXPECT_EQ(2u, actrack_depth());
+		}
+		EXPECT_EQ(1u, actrack_depth());
+	}
+	EXPECT_EQ(0u, actrack_depth());
+}
+
+TEST(tracker_owner_and_name)
+{
+	struct actrack_thread *t;
+	uint64_t ticks;
+
+	attach_fresh(_metadata, "owner", 8);
+	ASSERT_EQ(0, actrack_thread_init("main-thread"));
+	t = my_tracker();
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ((uint32_t)getpid(), t->owner.pid);
+	EXPECT_EQ((uint32_t)syscall(SYS_gettid), t->owner.tid);
+	ASSERT_EQ(0, actrack_read_start_ticks(getpid(), &ticks));
+	EXPECT_EQ(ticks, t->owner.start_ticks);
+	EXPECT_NE(0u, t->owner.data_id);
+	EXPECT_STREQ("main-thread", t->name);
+	EXPECT_EQ(0, actrack_set_thread_name("renamed"));
+	EXPECT_STREQ("renamed", t->name);
+	EXPECT_EQ(-EINVAL, actrack_set_thread_name(NULL));
+}
+
+static void *thread_body(void *arg)
+{
+	struct actrack_thread **out = arg;
+	uint32_t tok = actrack_push_task(7);
+
+	*out = actrack__tls.tracker;
+	actrack_pop(tok);
+	return NULL;
+}
+
+TEST(thread_exit_releases_tracker_for_reuse)
+{
+	struct actrack_thread *first = NULL, *second = NULL;
+	pthread_t th;
+
+	attach_fresh(_metadata, "reuse", 8);
+	ASSERT_EQ(0, pthread_create(&th, NULL, thread_body, &first));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_NE(NULL, first);
+	/* Released at exit: freed type, cleared owner. */
+	EXPECT_EQ(0u, first->owner.data_id);
+	EXPECT_EQ(0u, first->owner.pid);
+	ASSERT_EQ(0, pthread_create(&th, NULL, thread_body, &second));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	/* The second thread got the same block back. */
+	EXPECT_EQ(first, second);
+}
+
+TEST(fork_child_never_writes_parent_records)
+{
+	struct actrack_thread *parent_t;
+	uint32_t tok, parent_depth;
+	int status;
+	pid_t pid;
+	int pfd[2];
+
+	attach_fresh(_metadata, "fork", 8);
+	tok = actrack_push_task(1);
+	parent_t = my_tracker();
+	parent_depth = parent_t->depth;
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		uint32_t t2 = actrack_push_task(2);
+		struct actrack_thread *c = actrack__tls.tracker;
+		char ok = c && c != parent_t && c->owner.pid == (uint32_t)getpid()
+			  && t2 == 1 ? 'y' : 'n';
+
+		if (write(pfd[1], &ok, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	char ok = 0;
+
+	ASSERT_EQ(1, read(pfd[0], &ok, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ('y', ok);
+	EXPECT_EQ(parent_depth, parent_t->depth);
+	EXPECT_EQ(1u, ACTRACK_THREAD_SLOTS(parent_t)[0].object);
+	EXPECT_EQ((uint32_t)getpid(), parent_t->owner.pid);
+	actrack_pop(tok);
+}
+
+TEST(init_rejects_bad_options)
+{
+	struct actrack_opts o = { .sz = sizeof(o) };
+
+	o.sz = 3;
+	EXPECT_EQ(-EINVAL, actrack_init(&o));
+	o.sz = sizeof(o);
+	o.stack_slots = ACTRACK_THREAD_MAX_SLOTS + 1;
+	EXPECT_EQ(-EINVAL, actrack_init(&o));
+	o.stack_slots = 0;
+	o.flags = 1U << 31;
+	EXPECT_EQ(-EINVAL, actrack_init(&o));
+	o.flags = 0;
+	o.arena_path = "/nonexistent-dir/arena";
+	EXPECT_EQ(-ENOENT, actrack_init(&o));
+	o.arena_path = "/tmp";			/* a directory */
+	EXPECT_EQ(-EISDIR, actrack_init(&o));
+}
+
+TEST(init_is_idempotent_and_detects_conflicts)
+{
+	struct actrack_opts o = { .sz = sizeof(o), .arena_path = "/tmp/x" };
+
+	attach_fresh(_metadata, "idem", 8);
+	EXPECT_EQ(0, actrack_init(NULL));
+	EXPECT_EQ(-EEXIST, actrack_init(&o));
+}
+
+TEST(untracked_when_arena_is_not_an_arena)
+{
+	char path[] = "/tmp/actrack-test-garbage-XXXXXX";
+	struct actrack_opts o = { .sz = sizeof(o), .arena_path = path };
+	char junk[4096];
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	memset(junk, 0x5a, sizeof(junk));
+	ASSERT_EQ((ssize_t)sizeof(junk), write(fd, junk, sizeof(junk)));
+	close(fd);
+	EXPECT_EQ(-EBADMSG, actrack_init(&o));
+	/* Pushes are dropped (token 0), never a crash. */
+	setenv(ACTRACK_ENV_ARENA, path, 1);
+	EXPECT_EQ(0u, actrack_push_task(1));
+	EXPECT_EQ(0u, actrack_depth());
+	unlink(path);
+}
+
+TEST_HARNESS_MAIN
