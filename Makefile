@@ -75,7 +75,7 @@ $(O)/actrack: $(CLI_OBJS) $(LIBA)
 
 $(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I$(KSELFTEST) -Wno-missing-prototypes -Wno-shadow -Wno-misleading-indentation \
+	$(CC) $(CFLAGS) -I$(KSELFTEST) -Wno-missing-prototypes -Wno-shadow -Wno-misleading-indentation -Wno-sign-compare \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
 $(O)/bench/%: bench/%.c $(LIBA)
