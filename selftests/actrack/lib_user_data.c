@@ -26,6 +26,16 @@ static void attach_fresh(struct __test_metadata *_metadata, const char *tag)
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", tag,
 		 (int)getpid());
 	unlink(path);
+	/* In the VM (ACTRACK_IN_VM=1 and actrack.ko loaded) the same tests
+	 * run against the kernel's arena. */
+	if (getenv("ACTRACK_IN_VM") && !access(ACTRACK_DEVICE_PATH, F_OK)) {
+		o.arena_path = NULL;
+		o.flags &= ~ACTRACK_INIT_NO_MODULE;
+		unsetenv(ACTRACK_ENV_ARENA);
+		ASSERT_EQ(0, actrack_init(&o));
+		ASSERT_EQ((int)ACTRACK_BACKEND_MODULE, (int)actrack_backend());
+		return;
+	}
 	ASSERT_EQ(0, actrack_init(&o));
 }
 
