@@ -16,7 +16,7 @@
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
 #include <asm/barrier.h>
-#include <asm/cmpxchg.h>
+#include <linux/atomic.h>	/* cmpxchg(), atomic_fetch_add() */
 
 #define at_load(p)		READ_ONCE(*(p))
 #define at_load_acquire(p)	smp_load_acquire(p)

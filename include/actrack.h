@@ -430,6 +430,8 @@ struct actrack_death {
 	char cmdline[ACTRACK_CMDLINE_MAX + 1];	/* argv joined by spaces */
 	uint32_t nr_threads;
 	struct actrack_death_thread *threads;
+	uint32_t nr_modules;		/* to symbolize the activities */
+	struct actrack_snap_module *modules;
 };
 
 struct actrack_monitor;

@@ -408,6 +408,9 @@ enum actrack_genl_attr {
 	ACTRACK_A_STATS,		/* nested, ACTRACK_S_* */
 	ACTRACK_A_ALL_UIDS,		/* flag, in SUBSCRIBE/GET_DEATHS: all
 					 * uids (privileged callers only) */
+	ACTRACK_A_MODULE,		/* binary struct actrack_module, repeated:
+					 * the dead process's ELF objects, so its
+					 * pcs can be symbolized afterwards */
 	__ACTRACK_A_MAX,
 };
 #define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
