@@ -1,0 +1,870 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The arena core: a lock-free, persistent block allocator in a shared
+ * mapping, after the design of Chromium's PersistentMemoryAllocator, plus
+ * the record walks (owner cleanup, tracker snapshots) that the kernel and
+ * the userspace analyzer share.
+ *
+ * Layout: a 256-byte header at reference 0, then 64-byte aligned blocks,
+ * each starting with struct actrack_block.  Blocks are carved from the
+ * free pointer by CAS and never returned to it; freeing only changes a
+ * block's type to the complement of its old type, and a later allocation
+ * of the same type may reclaim it.  Blocks meant to be found are appended
+ * to a singly linked list (a Michael-Scott queue whose sentinel is the
+ * block header embedded in the arena header), which is never unlinked, so
+ * a reader holding a reference can always continue its walk.
+ *
+ * Trust: this file runs in the kernel on memory that every process of the
+ * uid can write at any moment.  Each shared field is loaded once into a
+ * local (at_load*) and validated before it is used; all geometry is checked
+ * against the caller's trusted size, never the header's; every loop has a
+ * bound derived from the trusted size; and no store ever leaves
+ * [base, base + size).  A reader that meets bad data sets its own corrupt
+ * flag and, if it may write, the shared one, then stops or skips.
+ */
+#include "arena.h"
+
+/*
+ * ABI pins.  The same assertions compile in the kernel and in userspace,
+ * on 64- and 32-bit (i386 aligns __u64 to 4 inside structs, so every __u64
+ * field of the ABI sits on a naturally aligned offset by construction and
+ * these sizes come out identical).
+ */
+at_static_assert(sizeof(struct actrack_block) == 16, "actrack_block");
+at_static_assert(sizeof(struct actrack_arena_header) == ACTRACK_ARENA_HEADER_SIZE,
+		 "actrack_arena_header");
+at_static_assert(ACTRACK_ARENA_HEADER_SIZE == 256, "header size");
+at_static_assert(offsetof(struct actrack_arena_header, queue) == ACTRACK_REF_QUEUE,
+		 "queue sentinel reference");
+at_static_assert(offsetof(struct actrack_arena_header, create_mono_ns) == 64,
+		 "arena header u64 alignment");
+at_static_assert(sizeof(struct actrack_owner) == 24, "actrack_owner");
+at_static_assert(offsetof(struct actrack_owner, start_ticks) == 16,
+		 "actrack_owner.start_ticks");
+at_static_assert(sizeof(struct actrack_activity) == 64, "actrack_activity");
+at_static_assert(sizeof(struct actrack_thread) == 112, "actrack_thread");
+at_static_assert(offsetof(struct actrack_thread, fatal_addr) == 88,
+		 "actrack_thread.fatal_addr");
+at_static_assert(sizeof(struct actrack_block) + sizeof(struct actrack_thread) == 128,
+		 "thread slots start on a cache line");
+at_static_assert(sizeof(struct actrack_user_data) == 48, "actrack_user_data");
+at_static_assert(sizeof(struct actrack_field) == 8, "actrack_field");
+at_static_assert(sizeof(struct actrack_value_ref) == 16, "actrack_value_ref");
+at_static_assert(sizeof(struct actrack_process) == 584, "actrack_process");
+at_static_assert(offsetof(struct actrack_process, launch_time_ns) == 40,
+		 "actrack_process.launch_time_ns");
+at_static_assert(sizeof(struct actrack_log_entry) == 128, "actrack_log_entry");
+at_static_assert(sizeof(struct actrack_log) == 40, "actrack_log");
+at_static_assert(sizeof(struct actrack_module) == 344, "actrack_module");
+at_static_assert(sizeof(struct actrack_version) == 8, "actrack_version");
+at_static_assert(sizeof(struct actrack_layout) == 56, "actrack_layout");
+at_static_assert(offsetof(struct actrack_layout, arena_offset) == 8,
+		 "actrack_layout.arena_offset");
+at_static_assert(sizeof(struct actrack_attach) == 32, "actrack_attach");
+at_static_assert(offsetof(struct actrack_attach, start_ticks) == 8,
+		 "actrack_attach.start_ticks");
+at_static_assert(sizeof(struct actrack_select) == 16, "actrack_select");
+/* Slots are copied whole into struct actrack_thread_copy. */
+at_static_assert(ACTRACK_THREAD_MAX_SLOTS * sizeof(struct actrack_activity) <= 4096,
+		 "thread copy size");
+
+#define AT_BLOCK_HDR	((__u32)sizeof(struct actrack_block))
+
+/* Live types have the ACTRACK_TYPE() shape; free types are complements. */
+#define AT_TYPE_MASK	0xFFF00000U
+#define AT_TYPE_BASE	0x41C00000U
+
+/*
+ * Legitimate writers only ever OR one of three bits into header.flags, so a
+ * CAS that keeps failing more often than this is a hostile writer.
+ */
+#define AT_FLAG_RETRIES	64
+
+static inline struct actrack_arena_header *
+arena_hdr(const struct actrack_arena *a)
+{
+	return (struct actrack_arena_header *)a->base;
+}
+
+static inline __u32 at_min_u32(__u32 x, __u32 y)
+{
+	return x < y ? x : y;
+}
+
+static inline void *block_payload(struct actrack_block *b)
+{
+	return (char *)b + AT_BLOCK_HDR;
+}
+
+static inline bool type_is_live(__u32 type)
+{
+	return (type & AT_TYPE_MASK) == AT_TYPE_BASE;
+}
+
+static inline bool type_is_free(__u32 type)
+{
+	return type_is_live(~type);
+}
+
+static void arena_set_flag(struct actrack_arena *a, __u32 flag)
+{
+	struct actrack_arena_header *h = arena_hdr(a);
+	__u32 old, seen;
+	int i;
+
+	if (!a->writable)
+		return;
+	old = at_load(&h->flags);
+	for (i = 0; i < AT_FLAG_RETRIES; i++) {
+		if (old & flag)
+			return;
+		seen = at_cas(&h->flags, old, old | flag);
+		if (seen == old)
+			return;
+		old = seen;
+	}
+}
+
+void actrack_arena_set_corrupt(struct actrack_arena *a)
+{
+	/* The private flag first: the shared one is anyone's to clear. */
+	a->corrupt = true;
+	arena_set_flag(a, ACTRACK_ARENA_CORRUPT);
+}
+
+bool actrack_arena_is_corrupt(struct actrack_arena *a)
+{
+	if (a->corrupt)
+		return true;
+	if (at_load(&arena_hdr(a)->flags) & ACTRACK_ARENA_CORRUPT) {
+		/* Latch it: a later clear by another process proves nothing. */
+		a->corrupt = true;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Validate @ref and return its block header and (through @size_out) the
+ * block size that was validated.  Callers must use that size, not reload
+ * it: the field may change under us.  Reference 0 ("none") is invalid here;
+ * the public wrappers filter it out before calling so that it is not
+ * reported as corruption.
+ */
+static struct actrack_block *arena_block(struct actrack_arena *a, __u32 ref,
+					 __u32 *size_out)
+{
+	struct actrack_arena_header *h = arena_hdr(a);
+	struct actrack_block *b;
+	__u32 size, cookie, freeptr, limit;
+
+	if (ref < ACTRACK_ARENA_HEADER_SIZE || ref % ACTRACK_BLOCK_ALIGN ||
+	    ref >= a->size || a->size - ref < AT_BLOCK_HDR)
+		goto bad;
+	b = (struct actrack_block *)((char *)a->base + ref);
+	size = at_load(&b->size);
+	cookie = at_load(&b->cookie);
+	if (cookie != ACTRACK_BLOCK_COOKIE || size < ACTRACK_BLOCK_ALIGN ||
+	    size % ACTRACK_BLOCK_ALIGN)
+		goto bad;
+	/*
+	 * A block lies below the free pointer: it was carved out of it before
+	 * any reference to it was published.  Read the pointer once and never
+	 * trust it beyond our own size.
+	 */
+	freeptr = at_load(&h->freeptr);
+	limit = at_min_u32(freeptr, a->size);
+	if (ref >= limit || size > limit - ref)
+		goto bad;
+	if (size_out)
+		*size_out = size;
+	return b;
+bad:
+	actrack_arena_set_corrupt(a);
+	return NULL;
+}
+
+/* A list link: the queue sentinel or a valid block. */
+static struct actrack_block *arena_link(struct actrack_arena *a, __u32 ref)
+{
+	if (ref == ACTRACK_REF_QUEUE)
+		return &arena_hdr(a)->queue;
+	return arena_block(a, ref, NULL);
+}
+
+int actrack_arena_format(struct actrack_arena *a,
+			 const struct actrack_arena_header *tmpl)
+{
+	struct actrack_arena_header *h;
+	__u64 magic = ACTRACK_ARENA_MAGIC;
+
+	if (!a || !a->base || !a->writable || a->size < ACTRACK_ARENA_MIN_SIZE ||
+	    a->size > ACTRACK_ARENA_MAX_SIZE || a->size % ACTRACK_BLOCK_ALIGN)
+		return -EINVAL;
+	h = arena_hdr(a);
+	memset(h, 0, sizeof(*h));
+	if (tmpl) {
+		h->uid = tmpl->uid;
+		h->user_hz = tmpl->user_hz;
+		h->create_mono_ns = tmpl->create_mono_ns;
+		h->create_real_ns = tmpl->create_real_ns;
+		h->boot_time_ns = tmpl->boot_time_ns;
+		memcpy(h->boot_id, tmpl->boot_id, sizeof(h->boot_id));
+		h->flags = tmpl->flags;
+	}
+	h->abi_major = ACTRACK_ABI_MAJOR;
+	h->abi_minor = ACTRACK_ABI_MINOR;
+	h->header_size = ACTRACK_ARENA_HEADER_SIZE;
+	h->size = a->size;
+	h->freeptr = ACTRACK_ARENA_HEADER_SIZE;
+	h->tailptr = ACTRACK_REF_QUEUE;
+	/* The sentinel: size 0 (special-cased), next == itself == empty. */
+	h->queue.size = 0;
+	h->queue.cookie = ACTRACK_BLOCK_COOKIE;
+	h->queue.type_id = 0;
+	h->queue.next = ACTRACK_REF_QUEUE;
+	/*
+	 * The magic goes last, after a barrier, so that a process that opens a
+	 * file arena while it is being created sees either no magic or a
+	 * complete header.  It is a plain copy because a 64-bit release store
+	 * does not exist on every 32-bit architecture.
+	 */
+	at_fence_release();
+	memcpy(&h->magic, &magic, sizeof(magic));
+	a->corrupt = false;
+	return 0;
+}
+
+int actrack_arena_check(struct actrack_arena *a)
+{
+	struct actrack_arena_header *h;
+	__u32 freeptr, tailptr, qnext;
+	__u64 magic;
+
+	if (!a || !a->base)
+		return -EINVAL;
+	if (a->size < ACTRACK_ARENA_HEADER_SIZE)
+		return -EBADMSG;	/* too short to hold even the header */
+	h = arena_hdr(a);
+	memcpy(&magic, &h->magic, sizeof(magic));
+	if (magic != ACTRACK_ARENA_MAGIC)
+		return -EBADMSG;
+	if (at_load(&h->header_size) != ACTRACK_ARENA_HEADER_SIZE)
+		return -EBADMSG;
+	if (at_load(&h->abi_major) != ACTRACK_ABI_MAJOR)
+		return -EPROTONOSUPPORT;
+	/* The header's size must agree with ours (e.g. a truncated file). */
+	if (at_load(&h->size) != a->size)
+		return -EUCLEAN;
+	if (a->size < ACTRACK_ARENA_MIN_SIZE || a->size > ACTRACK_ARENA_MAX_SIZE ||
+	    a->size % ACTRACK_BLOCK_ALIGN)
+		return -EUCLEAN;
+	freeptr = at_load(&h->freeptr);
+	if (freeptr < ACTRACK_ARENA_HEADER_SIZE || freeptr > a->size ||
+	    freeptr % ACTRACK_BLOCK_ALIGN)
+		return -EUCLEAN;
+	tailptr = at_load(&h->tailptr);
+	if (tailptr != ACTRACK_REF_QUEUE &&
+	    (tailptr < ACTRACK_ARENA_HEADER_SIZE || tailptr >= freeptr ||
+	     tailptr % ACTRACK_BLOCK_ALIGN))
+		return -EUCLEAN;
+	if (at_load(&h->queue.cookie) != ACTRACK_BLOCK_COOKIE)
+		return -EUCLEAN;
+	qnext = at_load(&h->queue.next);
+	if (qnext != ACTRACK_REF_QUEUE &&
+	    (qnext < ACTRACK_ARENA_HEADER_SIZE || qnext >= freeptr ||
+	     qnext % ACTRACK_BLOCK_ALIGN))
+		return -EUCLEAN;
+	return 0;
+}
+
+struct actrack_block *actrack_arena_block(struct actrack_arena *a, __u32 ref)
+{
+	if (!ref)
+		return NULL;
+	return arena_block(a, ref, NULL);
+}
+
+void *actrack_arena_get(struct actrack_arena *a, __u32 ref, __u32 type,
+			__u32 min_size)
+{
+	struct actrack_block *b;
+	__u32 size;
+
+	if (!ref)
+		return NULL;
+	b = arena_block(a, ref, &size);
+	if (!b)
+		return NULL;
+	/* Acquire: the payload was published by the release of the type. */
+	if (type != ACTRACK_TYPE_ANY && at_load_acquire(&b->type_id) != type)
+		return NULL;
+	if (size - AT_BLOCK_HDR < min_size)
+		return NULL;
+	return block_payload(b);
+}
+
+__u32 actrack_arena_payload_size(struct actrack_arena *a, __u32 ref)
+{
+	__u32 size;
+
+	if (!ref || !arena_block(a, ref, &size))
+		return 0;
+	return size - AT_BLOCK_HDR;
+}
+
+void actrack_arena_make_iterable(struct actrack_arena *a, __u32 ref)
+{
+	struct actrack_arena_header *h = arena_hdr(a);
+	struct actrack_block *b, *tb;
+	__u32 tail, seen, i, bound;
+
+	if (!a->writable || !ref)
+		return;
+	b = arena_block(a, ref, NULL);
+	if (!b)
+		return;
+	/*
+	 * Claim the block for appending: 0 -> end marker.  Whoever wins the
+	 * claim appends; anyone else finds it iterable (or about to be).
+	 */
+	if (at_cas(&b->next, 0, ACTRACK_REF_QUEUE) != 0)
+		return;
+	/*
+	 * Every failed round means another block was appended or the tail
+	 * was helped forward; at most max_blocks of each can happen in an
+	 * honest arena, so more rounds than that is a hostile tail.
+	 */
+	bound = 2 * actrack_arena_max_blocks(a) + 2;
+	for (i = 0; i < bound; i++) {
+		tail = at_load_acquire(&h->tailptr);
+		if (tail == ref) {
+			/* Our own block cannot be the tail yet: no self-loop. */
+			actrack_arena_set_corrupt(a);
+			return;
+		}
+		tb = arena_link(a, tail);
+		if (!tb)
+			return;
+		seen = at_cas(&tb->next, ACTRACK_REF_QUEUE, ref);
+		if (seen == ACTRACK_REF_QUEUE || seen == ref) {
+			/* Linked; swing the tail (someone may have helped). */
+			at_cas(&h->tailptr, tail, ref);
+			return;
+		}
+		/*
+		 * The tail is stale: an appender linked its block but has not
+		 * swung the tail yet.  Help it, but only to a valid block, so
+		 * a hostile link is not propagated into tailptr.
+		 */
+		if (seen == 0 || seen == tail || !arena_link(a, seen)) {
+			actrack_arena_set_corrupt(a);
+			return;
+		}
+		at_cas(&h->tailptr, tail, seen);
+	}
+	actrack_arena_set_corrupt(a);
+}
+
+static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need)
+{
+	struct actrack_arena_iter it;
+	struct actrack_block *b;
+	__u32 ref, size, free_type = ACTRACK_TYPE_FREE(type);
+
+	actrack_arena_iter_init(&it, a);
+	while ((ref = actrack_arena_iter_next(&it, free_type, NULL)) != 0) {
+		b = arena_block(a, ref, &size);
+		if (!b)
+			return 0;
+		/* Not too small, and not wasting more than half of it. */
+		if (size < need || size / 2 > need)
+			continue;
+		if (at_cas(&b->type_id, free_type, ACTRACK_TYPE_TRANSITIONING) !=
+		    free_type)
+			continue;	/* another allocator won it */
+		/*
+		 * Order the type change before the clearing stores, then clear
+		 * again: free() did, but any process may have scribbled on a
+		 * free block since.  The release of the type publishes zeros.
+		 */
+		at_fence_release();
+		memset(block_payload(b), 0, size - AT_BLOCK_HDR);
+		at_store_release(&b->type_id, type);
+		return ref;
+	}
+	return 0;
+}
+
+static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need)
+{
+	struct actrack_arena_header *h = arena_hdr(a);
+	struct actrack_block *b;
+	__u32 old, seen, i, bound;
+
+	/*
+	 * Each failed CAS means someone else carved at least 64 bytes, so an
+	 * honest arena cannot fail more than max_blocks times.
+	 */
+	bound = actrack_arena_max_blocks(a) + 1;
+	old = at_load(&h->freeptr);
+	for (i = 0; i < bound; i++) {
+		if (old < ACTRACK_ARENA_HEADER_SIZE || old > a->size ||
+		    old % ACTRACK_BLOCK_ALIGN) {
+			actrack_arena_set_corrupt(a);
+			return 0;
+		}
+		if (need > a->size - old) {
+			arena_set_flag(a, ACTRACK_ARENA_FULL);
+			return 0;
+		}
+		seen = at_cas(&h->freeptr, old, old + need);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+	if (i == bound) {
+		actrack_arena_set_corrupt(a);
+		return 0;
+	}
+	/*
+	 * [old, old + need) is ours and inside the trusted size.  Nobody can
+	 * hold a reference to it yet, but unallocated memory is writable by
+	 * every process of the uid, so write the whole header and clear the
+	 * payload instead of assuming zeros.
+	 */
+	b = (struct actrack_block *)((char *)a->base + old);
+	at_store(&b->size, need);
+	at_store(&b->cookie, ACTRACK_BLOCK_COOKIE);
+	at_store(&b->next, 0);
+	memset(block_payload(b), 0, need - AT_BLOCK_HDR);
+	at_store_release(&b->type_id, type);
+	actrack_arena_make_iterable(a, old);
+	return old;
+}
+
+__u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size)
+{
+	__u32 need, ref;
+
+	/*
+	 * Only ACTRACK_TYPE()-shaped types: reclaiming looks for ~type, which
+	 * must never be the type of a live record.
+	 */
+	if (!a->writable || !type_is_live(type))
+		return 0;
+	if (size > a->size - ACTRACK_ARENA_HEADER_SIZE)
+		return 0;
+	need = (size + AT_BLOCK_HDR + ACTRACK_BLOCK_ALIGN - 1) &
+	       ~(ACTRACK_BLOCK_ALIGN - 1);
+	ref = arena_reclaim(a, type, need);
+	if (ref)
+		return ref;
+	return arena_bump(a, type, need);
+}
+
+bool actrack_arena_change_type(struct actrack_arena *a, __u32 ref, __u32 to,
+			       __u32 from, bool clear)
+{
+	struct actrack_block *b;
+	__u32 size;
+
+	if (!a->writable || !ref || to == ACTRACK_TYPE_TRANSITIONING ||
+	    from == ACTRACK_TYPE_TRANSITIONING)
+		return false;
+	b = arena_block(a, ref, &size);
+	if (!b)
+		return false;
+	if (!clear)
+		return at_cas(&b->type_id, from, to) == from;
+	if (at_cas(&b->type_id, from, ACTRACK_TYPE_TRANSITIONING) != from)
+		return false;
+	/*
+	 * While TRANSITIONING, the block is nobody's: a reader that copied
+	 * any cleared byte re-reads the type after its acquire fence and sees
+	 * that it changed.  The barrier keeps the clearing after the CAS.
+	 */
+	at_fence_release();
+	memset(block_payload(b), 0, size - AT_BLOCK_HDR);
+	at_store_release(&b->type_id, to);
+	return true;
+}
+
+bool actrack_arena_free(struct actrack_arena *a, __u32 ref, __u32 type)
+{
+	return actrack_arena_change_type(a, ref, ACTRACK_TYPE_FREE(type), type,
+					 true);
+}
+
+__u32 actrack_arena_new_data_id(struct actrack_arena *a)
+{
+	struct actrack_arena_header *h = arena_hdr(a);
+	__u32 id;
+
+	if (!a->writable)
+		return 0;
+	/* 0 means "not valid": skip it when the counter wraps. */
+	id = (__u32)at_fetch_add(&h->next_data_id, 1) + 1;
+	if (!id)
+		id = (__u32)at_fetch_add(&h->next_data_id, 1) + 1;
+	return id;
+}
+
+__u32 actrack_arena_used(struct actrack_arena *a)
+{
+	return at_min_u32(at_load(&arena_hdr(a)->freeptr), a->size);
+}
+
+__u32 actrack_arena_free_bytes(struct actrack_arena *a)
+{
+	struct actrack_arena_iter it;
+	__u32 ref, type, size;
+	__u64 total;
+
+	total = a->size - actrack_arena_used(a);
+	actrack_arena_iter_init(&it, a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
+		if (type_is_free(type) && arena_block(a, ref, &size))
+			total += size;
+	}
+	/* Lying blocks could add up to more than the arena. */
+	return total > a->size ? a->size : (__u32)total;
+}
+
+void actrack_arena_iter_init(struct actrack_arena_iter *it,
+			     struct actrack_arena *a)
+{
+	it->a = a;
+	it->last = 0;
+	it->count = 0;
+}
+
+__u32 actrack_arena_iter_next(struct actrack_arena_iter *it, __u32 type,
+			      __u32 *type_out)
+{
+	struct actrack_arena *a = it->a;
+	__u32 max = actrack_arena_max_blocks(a);
+	struct actrack_block *cur, *b;
+	__u32 next, t;
+
+	/* Each round either returns or counts one step: bounded by max. */
+	for (;;) {
+		if (it->count > max)
+			return 0;
+		if (!it->last) {
+			cur = &arena_hdr(a)->queue;
+		} else {
+			cur = arena_block(a, it->last, NULL);
+			if (!cur)
+				goto stop;
+		}
+		/*
+		 * Acquire pairs with the appender's CAS of this link, which
+		 * follows its release of the new block's header and type.
+		 */
+		next = at_load_acquire(&cur->next);
+		if (next == ACTRACK_REF_QUEUE)
+			return 0;	/* the end, for now: appends continue */
+		/*
+		 * More steps than blocks fit in the arena is a cycle.  (An
+		 * honest list holds at most (size - 256) / 64 blocks.)
+		 */
+		if (++it->count > max) {
+			actrack_arena_set_corrupt(a);
+			goto stop;
+		}
+		/* Anything else must be a valid block; 0 included is not. */
+		b = arena_block(a, next, NULL);
+		if (!b)
+			goto stop;
+		it->last = next;
+		t = at_load_acquire(&b->type_id);
+		if (type == ACTRACK_TYPE_ANY || t == type) {
+			if (type_out)
+				*type_out = t;
+			return next;
+		}
+	}
+stop:
+	it->count = max + 1;
+	return 0;
+}
+
+bool actrack_arena_is_owned_type(__u32 type)
+{
+	switch (type) {
+	case ACTRACK_TYPE_THREAD:
+	case ACTRACK_TYPE_USER_DATA:
+	case ACTRACK_TYPE_PROCESS:
+	case ACTRACK_TYPE_LOG:
+	case ACTRACK_TYPE_MODULE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Smallest honest payload of an owned record type. */
+static __u32 owned_min_size(__u32 type)
+{
+	switch (type) {
+	case ACTRACK_TYPE_THREAD:
+		return sizeof(struct actrack_thread);
+	case ACTRACK_TYPE_USER_DATA:
+		return sizeof(struct actrack_user_data);
+	case ACTRACK_TYPE_PROCESS:
+		return sizeof(struct actrack_process);
+	case ACTRACK_TYPE_LOG:
+		return sizeof(struct actrack_log);
+	case ACTRACK_TYPE_MODULE:
+		return sizeof(struct actrack_module);
+	default:
+		return sizeof(struct actrack_owner);
+	}
+}
+
+/*
+ * Owner header of @ref if it is a block of owned @type big enough for its
+ * record; a too small record is a lie (corrupt).  Also returns the
+ * validated payload size.
+ */
+static struct actrack_owner *owned_record(struct actrack_arena *a, __u32 ref,
+					  __u32 type, struct actrack_block **bp,
+					  __u32 *payload)
+{
+	struct actrack_block *b;
+	__u32 size;
+
+	b = arena_block(a, ref, &size);
+	if (!b)
+		return NULL;
+	if (size - AT_BLOCK_HDR < owned_min_size(type)) {
+		actrack_arena_set_corrupt(a);
+		return NULL;
+	}
+	if (bp)
+		*bp = b;
+	if (payload)
+		*payload = size - AT_BLOCK_HDR;
+	return block_payload(b);
+}
+
+/*
+ * start_ticks is a __u64 that no honest writer changes after publication,
+ * so a plain copy into a local is enough: it is read once, and a torn value
+ * (only possible from a hostile writer, who could write any value anyway)
+ * merely fails to match.  memcpy also avoids a 64-bit READ_ONCE on 32-bit.
+ */
+static __u64 owner_start_ticks(const struct actrack_owner *o)
+{
+	__u64 v;
+
+	memcpy(&v, &o->start_ticks, sizeof(v));
+	return v;
+}
+
+/*
+ * Free one owned record, but only if it still holds the record we matched
+ * (data @id).  Between our reads of the owner and the CAS the block may have
+ * been freed and reclaimed for a new owner of the same type; the new owner
+ * gets a new data id (0 until it publishes), so re-checking the id under
+ * TRANSITIONING closes that ABA window.  The owner trying to free its own
+ * record in that window loses the CAS; it is exiting anyway.
+ */
+static bool free_owned(struct actrack_arena *a, __u32 ref, __u32 type,
+		       __u32 id)
+{
+	struct actrack_owner *o;
+	struct actrack_block *b;
+	__u32 payload;
+
+	o = owned_record(a, ref, type, &b, &payload);
+	if (!o)
+		return false;
+	if (at_cas(&b->type_id, type, ACTRACK_TYPE_TRANSITIONING) != type)
+		return false;
+	if (at_load(&o->data_id) != id) {
+		at_store_release(&b->type_id, type);
+		return false;
+	}
+	/* Invalidate first, so seq-checking readers fail fast. */
+	at_store(&o->data_id, 0);
+	at_fence_release();
+	memset(o, 0, payload);
+	at_store_release(&b->type_id, ACTRACK_TYPE_FREE(type));
+	return true;
+}
+
+int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
+			     __u64 start_ticks, __u32 tid)
+{
+	struct actrack_arena_iter it;
+	struct actrack_owner *o;
+	__u32 ref, type, id;
+	int freed = 0;
+
+	/* pid 0 marks global records, which belong to no process. */
+	if (!a->writable || !pid)
+		return 0;
+	actrack_arena_iter_init(&it, a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
+		if (!actrack_arena_is_owned_type(type))
+			continue;
+		o = owned_record(a, ref, type, NULL, NULL);
+		if (!o)
+			continue;
+		/* Each field once; data_id first, with acquire. */
+		id = at_load_acquire(&o->data_id);
+		if (!id)
+			continue;	/* not published yet, or being freed */
+		if (at_load(&o->pid) != pid)
+			continue;
+		if (owner_start_ticks(o) != start_ticks)
+			continue;	/* a reused pid: not ours to free */
+		if (tid && at_load(&o->tid) != tid)
+			continue;
+		if (free_owned(a, ref, type, id))
+			freed++;
+	}
+	return freed;
+}
+
+__u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
+				 __u64 start_ticks)
+{
+	struct actrack_arena_iter it;
+	struct actrack_owner *o;
+	__u32 ref;
+
+	if (!pid)
+		return 0;
+	actrack_arena_iter_init(&it, a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_PROCESS, NULL))) {
+		o = owned_record(a, ref, ACTRACK_TYPE_PROCESS, NULL, NULL);
+		if (!o)
+			continue;
+		if (!at_load_acquire(&o->data_id))
+			continue;
+		if (at_load(&o->pid) == pid && owner_start_ticks(o) == start_ticks)
+			return ref;
+	}
+	return 0;
+}
+
+int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
+			      struct actrack_thread_copy *out)
+{
+	struct actrack_thread *th;
+	struct actrack_block *b;
+	__u32 size, payload, max_slots, id1, id2, v1, v2, d1, d2, sc, n, t;
+	int i;
+
+	if (!ref || !out)
+		return -EINVAL;
+	b = arena_block(a, ref, &size);
+	if (!b)
+		return -EUCLEAN;
+	if (at_load_acquire(&b->type_id) != ACTRACK_TYPE_THREAD)
+		return -ENOENT;
+	payload = size - AT_BLOCK_HDR;
+	if (payload < sizeof(*th)) {
+		actrack_arena_set_corrupt(a);
+		return -EUCLEAN;
+	}
+	max_slots = at_min_u32((payload - sizeof(*th)) / sizeof(struct actrack_activity),
+			       ACTRACK_THREAD_MAX_SLOTS);
+	th = block_payload(b);
+
+	for (i = 0; i < ACTRACK_COPY_RETRIES; i++) {
+		/* Acquire pairs with the owner's release of data_id ... */
+		id1 = at_load_acquire(&th->owner.data_id);
+		if (!id1)
+			return -ENOENT;
+		/* ... and with its release stores of version and depth. */
+		v1 = at_load_acquire(&th->version);
+		d1 = at_load_acquire(&th->depth);
+		/*
+		 * Written before publication and zero while cleared, so an
+		 * honest tracker never shows a count that does not fit.
+		 */
+		sc = at_load(&th->slot_count);
+		if (sc > max_slots) {
+			actrack_arena_set_corrupt(a);
+			return -EUCLEAN;
+		}
+		n = at_min_u32(d1, sc);
+		memcpy(&out->hdr, th, sizeof(out->hdr));
+		memcpy(out->slots, ACTRACK_THREAD_SLOTS(th), (size_t)n * sizeof(out->slots[0]));
+		/* Order the copies before the re-reads (seqlock style). */
+		at_fence_acquire();
+		v2 = at_load(&th->version);
+		d2 = at_load(&th->depth);
+		id2 = at_load(&th->owner.data_id);
+		t = at_load(&b->type_id);
+		if (t != ACTRACK_TYPE_THREAD || id2 != id1)
+			return -ENOENT;	/* freed, or reused by another thread */
+		if (v1 != v2 || d1 != d2)
+			continue;	/* a push or pop raced with us */
+		/* Report the values the check was made against. */
+		out->ref = ref;
+		out->nr_slots = n;
+		out->hdr.owner.data_id = id1;
+		out->hdr.version = v1;
+		out->hdr.depth = d1;
+		out->hdr.slot_count = sc;
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+int actrack_arena_copy_owned(struct actrack_arena *a, __u32 ref, __u32 type,
+			     void *buf, __u32 size)
+{
+	struct actrack_user_data *ud;
+	struct actrack_owner *o;
+	struct actrack_block *b;
+	__u32 payload, n, id1, id2, s1 = 0, s2 = 0, t;
+	bool seq = type == ACTRACK_TYPE_USER_DATA;
+	int i;
+
+	if (!ref || !buf || size < sizeof(struct actrack_owner) ||
+	    !actrack_arena_is_owned_type(type))
+		return -EINVAL;
+	b = arena_block(a, ref, &payload);
+	if (!b)
+		return -EUCLEAN;
+	if (at_load_acquire(&b->type_id) != type)
+		return -ENOENT;
+	payload -= AT_BLOCK_HDR;
+	if (payload < owned_min_size(type)) {
+		actrack_arena_set_corrupt(a);
+		return -EUCLEAN;
+	}
+	o = block_payload(b);
+	ud = (struct actrack_user_data *)o;
+	n = at_min_u32(size, payload);
+
+	for (i = 0; i < ACTRACK_COPY_RETRIES; i++) {
+		id1 = at_load_acquire(&o->data_id);
+		if (!id1)
+			return -ENOENT;
+		if (seq) {
+			/* Odd: a value is being rewritten right now. */
+			s1 = at_load_acquire(&ud->seq);
+			if (s1 & 1)
+				continue;
+		}
+		memcpy(buf, o, n);
+		at_fence_acquire();
+		if (seq)
+			s2 = at_load(&ud->seq);
+		id2 = at_load(&o->data_id);
+		t = at_load(&b->type_id);
+		if (t != type || id2 != id1)
+			return -ENOENT;
+		if (s1 != s2)
+			continue;
+		return (int)n;
+	}
+	return -EAGAIN;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* The actrack command-line tool: commands and shared helpers. */
+#ifndef ACTRACK_CLI_H
+#define ACTRACK_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "actrack.h"
+
+#define ACTRACK_CLI_VERSION	"0.1.0"
+
+/* Exit codes: 0 success, 1 failure, 2 bad usage. */
+#define EXIT_USAGE	2
+
+/* Options given before the command. */
+struct cli_globals {
+	const char *arena;	/* --arena FILE, or NULL: the default arena */
+	bool have_now;		/* --now NS / $ACTRACK_NOW_NS (tests) */
+	uint64_t now_ns;
+};
+extern struct cli_globals cli;
+
+/* Commands: argv[0] is the command name; return the exit code. */
+int cmd_dump(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_save(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_monitor(int argc, char **argv);
+
+/* ---- cli/format.c ---- */
+
+/* "actrack: <what>: <reason of -err>" on stderr. */
+void cli_error(const char *what, int err);
+/* "actrack: <printf>" on stderr. */
+void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: the message, a hint, exit code EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Human description of the arena the command reads (for messages). */
+const char *cli_arena_name(void);
+/*
+ * Take the snapshot of the selected arena; on failure print one line that
+ * names the arena and the reason (bad magic, truncated, ...).
+ * Return: 0 or -errno (already reported).
+ */
+int cli_snapshot(struct actrack_snapshot **out);
+/* Explain a failure to read @path as an arena (reads a few header bytes
+ * to tell "bad magic" from "truncated"). */
+const char *cli_arena_strerror(const char *path, int err, char *buf,
+			       size_t len);
+
+/*
+ * "Now" on the arena's clock (CLOCK_MONOTONIC): --now/$ACTRACK_NOW_NS, else
+ * the snapshot's time.  An arena from another boot (a saved image) has
+ * timestamps of another clock: then its newest timestamp stands for now and
+ * *@other_boot is set.
+ */
+uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot);
+
+/* Durations: "350 ms", "12.3 s", "5m07s", "3h05m", "2d04h". */
+char *cli_duration(char *buf, size_t len, uint64_t ns);
+/* "12.3 s ago", or "1.2 s later" for a time after @now. */
+char *cli_age(char *buf, size_t len, uint64_t now, uint64_t t);
+/* "-12.345 s" relative to @now, millisecond precision. */
+char *cli_offset(char *buf, size_t len, uint64_t now, uint64_t t);
+
+/* Print @s (at most @max bytes, stops at NUL) with C escapes for
+ * anything that is not printable ASCII: arena strings are untrusted and
+ * must not reach a terminal raw. */
+void cli_print_escaped(FILE *f, const char *s, size_t max);
+/* "lock 0x7ffd...", "tid 1234", "fd 3 (4096 bytes)", ... */
+char *cli_activity_object(char *buf, size_t len,
+			  const struct actrack_activity *a);
+/* name = value, typed: "str", 0a0b (hex), true, 'c', -5, 7,
+ * ref 0xADDR (N bytes). */
+void cli_print_value(FILE *f, const struct actrack_value *v);
+/* "SIGSEGV" or "signal 77". */
+const char *cli_signal_name(int sig, char *buf, size_t len);
+
+/*
+ * Options of a command that has none but --help: prints @help for --help
+ * (returns 0), complains about anything else (returns EXIT_USAGE), checks
+ * that min..max positional arguments follow.  Return: -1 to go on (the
+ * arguments start at argv[optind]), else the exit code.
+ */
+int cli_simple_args(int argc, char **argv, const char *help, int min_args,
+		    int max_args);
+
+/* Strict number parsing: whole string, no sign for unsigned.  0/-EINVAL. */
+int cli_parse_u64(const char *s, uint64_t *out);
+
+#endif /* ACTRACK_CLI_H */

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/* actrack dump: everything the arena says, process by process. */
+#include <getopt.h>
+#include <string.h>
+#include "cli.h"
+
+static const char dump_help[] =
+"NAME\n"
+"    actrack dump - print what every tracked process and thread is doing\n"
+"\n"
+"SYNOPSIS\n"
+"    actrack [--arena FILE] dump [--pid PID]\n"
+"\n"
+"DESCRIPTION\n"
+"    Takes a read-only snapshot of the arena and prints, for each process\n"
+"    (ordered by pid):\n"
+"\n"
+"    - a header line: pid, phase, start time in clock ticks since boot\n"
+"      (field 22 of /proc/PID/stat), parent, age and command line;\n"
+"    - its annotations (process user data);\n"
+"    - its loaded modules: load address, size, build id and path, to\n"
+"      symbolize the origins below (e.g. with addr2line or eu-addr2line);\n"
+"    - its log, oldest message first: time relative to now, thread id,\n"
+"      text;\n"
+"    - each thread (by tid): name, stack depth, the fatal signal it got,\n"
+"      and its activities, innermost first: type, object (lock address,\n"
+"      tid, pid, fd, task id...), how long ago it started, the address\n"
+"      of the code that pushed it, and its user data.\n"
+"\n"
+"    Then the arena-wide annotations (global data) and a summary line.\n"
+"    Levels count from the outermost activity ([1]), as in 'actrack\n"
+"    monitor'.  A thread deeper than its stored slots shows '+N not\n"
+"    stored': its innermost activities are counted but not kept.  A\n"
+"    thread that kept changing while it was read is shown as torn, without\n"
+"    a stack, rather than as a mix of two moments.  Records that fail\n"
+"    validation are skipped and the summary says 'corrupt yes'.  Strings\n"
+"    from the arena are printed with C escapes for non-printable bytes.\n"
+"\n"
+"    Ages are measured from the moment of the snapshot.  For an image\n"
+"    saved during another boot, they are measured from the newest\n"
+"    timestamp in the image instead, and a note says so.\n"
+"\n"
+"OUTPUT\n"
+"    process 4242 (main-loop-started) start_ticks 5123 parent 1 age 5m02s: srv\n"
+"      thread 4242 'main' depth 2\n"
+"        [2] lock-acquire lock 0x55d0c0ffee00, 12.3 s ago, origin 0x55d0c0a01234\n"
+"        [1] task-run task 17, 12.4 s ago, origin 0x55d0c0a00ff0\n"
+"             request = \"GET /\"\n"
+"    1 process, 1 thread, 21568/4194304 bytes used, corrupt no\n"
+"\n"
+"OPTIONS\n"
+"    -p, --pid PID\n"
+"        Only the process PID (all its generations, if the pid was\n"
+"        reused).  Fails if the arena holds no such process.\n"
+"    -h, --help\n"
+"        Print this help.\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success, 1 if the arena cannot be read or PID is not in it,\n"
+"    2 on a usage error.\n"
+"\n"
+"EXAMPLES\n"
+"    actrack dump\n"
+"    actrack dump --pid 1234\n"
+"    actrack --arena /tmp/hang.arena dump | less\n";
+
+struct dump_ctx {
+	uint64_t now;
+};
+
+static void print_values(const char *indent, const struct actrack_value *v,
+			 uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr; i++) {
+		fputs(indent, stdout);
+		cli_print_value(stdout, &v[i]);
+		fputc('\n', stdout);
+	}
+}
+
+static void print_module(const struct actrack_snap_module *m)
+{
+	printf("    0x%016llx size 0x%llx build-id ",
+	       (unsigned long long)m->base, (unsigned long long)m->size);
+	if (!m->build_id_size)
+		fputs("-", stdout);
+	for (uint32_t i = 0; i < m->build_id_size; i++)
+		printf("%02x", m->build_id[i]);
+	fputc(' ', stdout);
+	cli_print_escaped(stdout, m->path, sizeof(m->path));
+	fputc('\n', stdout);
+}
+
+static void print_activity(const struct dump_ctx *d, uint32_t index,
+			   const struct actrack_snap_activity *sa)
+{
+	char obj[96], age[48];
+
+	printf("    [%u] %s %s, %s, origin 0x%llx\n", index + 1,
+	       actrack_activity_name(sa->a.type),
+	       cli_activity_object(obj, sizeof(obj), &sa->a),
+	       cli_age(age, sizeof(age), d->now, sa->a.time_ns),
+	       (unsigned long long)sa->a.origin);
+	print_values("         ", sa->values, sa->nr_values);
+}
+
+static void print_thread(const struct dump_ctx *d,
+			 const struct actrack_snap_thread *t)
+{
+	char sig[32];
+
+	printf("  thread %u '", t->tid);
+	cli_print_escaped(stdout, t->name, sizeof(t->name));
+	if (t->torn) {
+		printf("' depth %u (torn: changed while reading)\n", t->depth);
+		return;
+	}
+	printf("' depth %u", t->depth);
+	if (t->depth > t->nr_activities)
+		printf(" (+%u not stored)", t->depth - t->nr_activities);
+	fputc('\n', stdout);
+	if (t->fatal_signo)
+		printf("    fatal signal %s (%d) code %d addr 0x%llx pc 0x%llx\n",
+		       cli_signal_name(t->fatal_signo, sig, sizeof(sig)),
+		       t->fatal_signo, t->fatal_code,
+		       (unsigned long long)t->fatal_addr,
+		       (unsigned long long)t->fatal_pc);
+	/* Innermost first: that is where a hang is. */
+	for (uint32_t i = t->nr_activities; i-- > 0;)
+		print_activity(d, i, &t->activities[i]);
+}
+
+static void print_process(const struct dump_ctx *d,
+			  const struct actrack_snap_process *p)
+{
+	char buf[48];
+
+	if (p->has_record) {
+		printf("process %u (%s) start_ticks %llu parent %u age %s: ",
+		       p->pid, actrack_phase_name(p->phase),
+		       (unsigned long long)p->start_ticks, p->parent_pid,
+		       cli_duration(buf, sizeof(buf),
+				    d->now > p->launch_time_ns ?
+				    d->now - p->launch_time_ns : 0));
+		cli_print_escaped(stdout, p->cmdline, sizeof(p->cmdline));
+		fputc('\n', stdout);
+	} else {
+		printf("process %u (no process record) start_ticks %llu\n",
+		       p->pid, (unsigned long long)p->start_ticks);
+	}
+	if (p->nr_values) {
+		puts("  annotations:");
+		print_values("    ", p->values, p->nr_values);
+	}
+	if (p->nr_modules) {
+		puts("  modules:");
+		for (uint32_t i = 0; i < p->nr_modules; i++)
+			print_module(&p->modules[i]);
+	}
+	if (p->nr_logs) {
+		puts("  log:");
+		for (uint32_t i = 0; i < p->nr_logs; i++) {
+			const struct actrack_snap_log *l = &p->logs[i];
+
+			printf("    %s tid %u: ",
+			       cli_offset(buf, sizeof(buf), d->now, l->time_ns),
+			       l->tid);
+			cli_print_escaped(stdout, l->text, sizeof(l->text));
+			fputc('\n', stdout);
+		}
+	}
+	for (uint32_t i = 0; i < p->nr_threads; i++)
+		print_thread(d, &p->threads[i]);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct actrack_snapshot *s;
+	struct dump_ctx d;
+	uint64_t pid = 0;
+	uint32_t nr_threads = 0, shown = 0;
+	bool have_pid = false, other_boot;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (cli_parse_u64(optarg, &pid) || !pid ||
+			    pid > UINT32_MAX)
+				return cli_usage_error("dump", "dump: --pid: "
+						       "not a pid: '%s'",
+						       optarg);
+			have_pid = true;
+			break;
+		case 'h':
+			fputs(dump_help, stdout);
+			return 0;
+		default:
+			if (optopt == 'p')
+				return cli_usage_error("dump", "dump: %s: "
+						       "missing argument",
+						       argv[optind - 1]);
+			return cli_usage_error("dump", "dump: unknown option "
+					       "'%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("dump", "dump: unexpected argument '%s'",
+				       argv[optind]);
+	if (cli_snapshot(&s))
+		return 1;
+	d.now = cli_now(s, &other_boot);
+	if (other_boot)
+		puts("note: arena from another boot: ages are relative to its "
+		     "newest timestamp");
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		nr_threads += s->processes[i].nr_threads;
+		if (have_pid && s->processes[i].pid != pid)
+			continue;
+		print_process(&d, &s->processes[i]);
+		shown++;
+	}
+	if (have_pid && !shown) {
+		actrack_snapshot_free(s);
+		cli_errorf("%s: no process %llu in the arena", cli_arena_name(),
+			   (unsigned long long)pid);
+		return 1;
+	}
+	if (!have_pid && s->nr_global_values) {
+		puts("global data:");
+		print_values("  ", s->global_values, s->nr_global_values);
+	}
+	printf("%u process%s, %u thread%s", s->nr_processes,
+	       s->nr_processes == 1 ? "" : "es", nr_threads,
+	       nr_threads == 1 ? "" : "s");
+	if (s->nr_torn)
+		printf(" (%u torn)", s->nr_torn);
+	printf(", %u/%u bytes used, corrupt %s\n", s->used_bytes,
+	       s->header.size, s->corrupt ? "yes" : "no");
+	actrack_snapshot_free(s);
+	return ferror(stdout) ? 1 : 0;
+}

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+/*
+ * actrack monitor: print death reports of actrack.ko as processes exit.
+ *
+ * Text output is for people: one headline per death, then what each thread
+ * was doing, innermost activity first.  --json is for programs: one object
+ * per line (schema in monitor_usage below), flushed per report so that a
+ * pipe reader sees each death when it happens.
+ *
+ * Everything printed comes from a report that was validated by the library,
+ * but its strings (command line, thread names) were chosen by the dead
+ * process: control characters are never written to the terminal raw and
+ * JSON strings are always valid UTF-8.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actrack.h"
+#include "cli.h"
+
+static const char monitor_usage[] =
+"NAME\n"
+"    actrack monitor - print a report for every tracked process that exits\n"
+"\n"
+"SYNOPSIS\n"
+"    actrack monitor [--json] [--all-uids] [--recent] [--count N]\n"
+"                    [--timeout SEC]\n"
+"\n"
+"DESCRIPTION\n"
+"    actrack.ko sees every exit of a process attached to /dev/actrack and\n"
+"    reports how it died (exit code, or signal and core dump), the phase it\n"
+"    had reached (actrack_set_phase()), its command line and, for each of\n"
+"    its threads, the stack of activities it was in (task, lock, event,\n"
+"    join, process wait, I/O), innermost first.  The process's records in\n"
+"    the arena are freed when the report is made; the report is what is\n"
+"    left.  monitor subscribes to these reports over generic netlink and\n"
+"    prints each one as it arrives.\n"
+"\n"
+"    Only deaths of processes of your own uid are reported, unless\n"
+"    --all-uids is given.  Needs the module: on a file arena, deaths are\n"
+"    reported to the launching parent instead (actrack_set_exit_callback()).\n"
+"\n"
+"OPTIONS\n"
+"    -j, --json\n"
+"        One JSON object per line instead of text (see JSON OUTPUT).\n"
+"    -a, --all-uids\n"
+"        Report the deaths of every uid.  Needs CAP_SYS_PTRACE or\n"
+"        CAP_SYS_ADMIN.\n"
+"    -r, --recent\n"
+"        First print the kernel's ring of recent deaths, oldest first,\n"
+"        then keep monitoring.  A death in both is printed once.\n"
+"    -n, --count N\n"
+"        Exit after N live reports.  With --recent, --count 0 prints the\n"
+"        ring and exits.\n"
+"    -t, --timeout SEC\n"
+"        Exit after SEC seconds (decimals allowed).\n"
+"    -h, --help\n"
+"        Print this help.\n"
+"\n"
+"TEXT OUTPUT\n"
+"    pid 4242 (server --port 80) killed by SIGKILL after phase main-loop-started\n"
+"      uid 1000, start tick 51234, died 2024-11-29 15:30:01.123, report #7\n"
+"      thread 4242 \"main\", depth 2:\n"
+"        [2] lock-acquire lock 0x55d0c0ffee00 for 1.2 s, from 0x55d0c0a01234\n"
+"        [1] task-run task 17 for 1.2 s, from 0x55d0c0a00ff0\n"
+"\n"
+"    Levels count from the outermost activity (1); \"for\" is how long the\n"
+"    activity had been going on when the process died.  A thread deeper\n"
+"    than its stored slots says how many inner activities were not\n"
+"    stored; a torn thread changed on every attempt to copy it and has no\n"
+"    stack.  Strings from the dead process are printed with C escapes.\n"
+"\n"
+"JSON OUTPUT\n"
+"    One object per line, flushed when the report arrives.  Integers are\n"
+"    exact decimal numbers; times are CLOCK_MONOTONIC nanoseconds.\n"
+"\n"
+"    {\"source\": \"live\" | \"recent\", \"seq\": N, \"pid\": N, \"uid\": N,\n"
+"     \"start_ticks\": N, \"exit_time_ns\": N,\n"
+"     \"exit_time\": \"2024-11-29T15:30:01.123Z\" | null,   (UTC, estimated)\n"
+"     \"wait_status\": N, \"exit_code\": N | null, \"signal\": N | null,\n"
+"     \"signal_name\": \"SIGKILL\" | null, \"core_dumped\": BOOL,\n"
+"     \"phase\": N, \"phase_name\": S, \"flags\": N, \"arena_corrupt\": BOOL,\n"
+"     \"truncated\": BOOL, \"cmdline\": S,\n"
+"     \"threads\": [{\"tid\": N, \"name\": S, \"depth\": N, \"torn\": BOOL,\n"
+"        \"fatal_signo\": N, \"fatal_code\": N, \"fatal_addr\": N,\n"
+"        \"fatal_pc\": N,\n"
+"        \"activities\": [{\"level\": N, \"type\": N, \"type_name\": S,\n"
+"           \"time_ns\": N, \"age_ns\": N | null, \"origin\": N,\n"
+"           \"object\": N, \"info\": N, \"user_data\": N}, ...]}, ...]}\n"
+"\n"
+"    exit_code is set when the process exited, signal when it was killed;\n"
+"    activities are innermost first; strings are valid UTF-8 (invalid\n"
+"    bytes become U+FFFD).\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success, also when --timeout ends a run without --count, and on\n"
+"    SIGINT or SIGTERM; 1 on failure (e.g. actrack.ko is not loaded);\n"
+"    2 on a usage error; 3 if --timeout ended the run before --count\n"
+"    reports arrived.\n"
+"\n"
+"EXAMPLES\n"
+"    actrack monitor\n"
+"    actrack monitor --recent --count 0          # what died lately\n"
+"    actrack monitor --json --count 1 --timeout 30\n"
+"    sudo actrack monitor --all-uids --json >>deaths.jsonl\n";
+
+#define EXIT_TIMEOUT	3
+
+struct mon_opts {
+	bool json;
+	bool all_uids;
+	bool recent;
+	long count;		/* -1: unlimited */
+	double timeout;		/* seconds, < 0: none */
+};
+
+/* Highest report number printed from the ring, per uid, so that a death
+ * both in the ring and delivered live is printed once. */
+struct seen_seq {
+	uint32_t uid;
+	uint64_t seq;
+};
+
+struct mon_state {
+	const struct mon_opts *o;
+	const char *source;
+	long printed;
+	struct seen_seq *seen;
+	size_t nr_seen;
+	bool dedupe;		/* live reports: skip those seen in the ring */
+};
+
+static volatile sig_atomic_t mon_stop;
+
+static void mon_on_signal(int sig)
+{
+	mon_stop = 1;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Wall clock of a CLOCK_MONOTONIC instant, via the offset between the
+ * clocks now (close enough for a report; NTP steps are not undone). */
+static void format_time(uint64_t mono_ns, bool utc_iso, char *buf, size_t len)
+{
+	uint64_t mono_now = now_ns(CLOCK_MONOTONIC);
+	uint64_t real_now = now_ns(CLOCK_REALTIME);
+	uint64_t real;
+	struct tm tm;
+	time_t secs;
+	size_t n;
+
+	if (!mono_ns || mono_ns > mono_now || mono_now - mono_ns > real_now) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	real = real_now - (mono_now - mono_ns);
+	secs = (time_t)(real / 1000000000ULL);
+	if (utc_iso ? !gmtime_r(&secs, &tm) : !localtime_r(&secs, &tm)) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	n = strftime(buf, len, utc_iso ? "%Y-%m-%dT%H:%M:%S" :
+			       "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03u%s",
+		 (unsigned int)(real % 1000000000ULL / 1000000),
+		 utc_iso ? "Z" : "");
+}
+
+/* Length of the valid UTF-8 sequence at @s (0: invalid). */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n, i;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong, surrogates, beyond U+10FFFF. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/* JSON string: escaped, invalid UTF-8 replaced by U+FFFD. */
+static void put_json_string(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n;
+
+	putchar('"');
+	while (*s) {
+		if (*s == '"' || *s == '\\') {
+			printf("\\%c", *s++);
+		} else if (*s == '\n') {
+			fputs("\\n", stdout), s++;
+		} else if (*s == '\t') {
+			fputs("\\t", stdout), s++;
+		} else if (*s < 0x20 || *s == 0x7f) {
+			printf("\\u%04x", *s++);
+		} else if ((n = utf8_len(s)) != 0) {
+			fwrite(s, 1, n, stdout);
+			s += n;
+		} else {
+			fputs("\\ufffd", stdout), s++;
+		}
+	}
+	putchar('"');
+}
+
+static void put_activity_text(const struct actrack_activity *a,
+			      uint64_t exit_ns)
+{
+	char obj[96], dur[32];
+
+	printf("%s %s", actrack_activity_name(a->type),
+	       cli_activity_object(obj, sizeof(obj), a));
+	if (a->time_ns && exit_ns >= a->time_ns)
+		printf(" for %s", cli_duration(dur, sizeof(dur),
+					       exit_ns - a->time_ns));
+	if (a->origin)
+		printf(", from 0x%" PRIx64, (uint64_t)a->origin);
+	if (a->user_data)
+		printf(" (user data @%u)", a->user_data);
+	putchar('\n');
+}
+
+static void print_text(const struct actrack_death *d, const char *source)
+{
+	char sig[32], when[64];
+	uint32_t i, j;
+
+	printf("pid %u (", d->pid);
+	if (d->cmdline_size)
+		cli_print_escaped(stdout, d->cmdline, sizeof(d->cmdline));
+	else
+		putchar('?');
+	putchar(')');
+	if (d->signal)
+		printf(" killed by %s%s", cli_signal_name(d->signal, sig,
+							sizeof(sig)),
+		       d->core_dumped ? " [core dumped]" : "");
+	else
+		printf(" exited with code %d", d->exit_code);
+	printf(" after phase %s", actrack_phase_name(d->phase));
+	if (d->phase > ACTRACK_PHASE_MAX)
+		printf(" (%u)", d->phase);
+	putchar('\n');
+
+	format_time(d->exit_time_ns, false, when, sizeof(when));
+	printf("  uid %u, start tick %" PRIu64 ", died %s", d->uid,
+	       d->start_ticks, when);
+	if (d->seq)
+		printf(", report #%" PRIu64, d->seq);
+	if (strcmp(source, "live"))
+		printf(" (%s)", source);
+	putchar('\n');
+	if (d->flags & ACTRACK_DEATH_ARENA_CORRUPT)
+		printf("  warning: the arena was corrupt; records may be missing\n");
+	if (d->flags & ACTRACK_DEATH_TRUNCATED)
+		printf("  warning: too many threads; the report is truncated\n");
+	if (!d->nr_threads)
+		printf("  no thread records\n");
+
+	for (i = 0; i < d->nr_threads; i++) {
+		const struct actrack_death_thread *t = &d->threads[i];
+		uint32_t nr = t->nr_activities;
+
+		printf("  thread %u \"", t->tid);
+		cli_print_escaped(stdout, t->name, sizeof(t->name));
+		printf("\", depth %u", t->depth);
+		if (t->torn) {
+			printf(": torn (changed on every copy attempt)\n");
+		} else if (!t->depth) {
+			printf(": idle\n");
+		} else if (t->depth > nr) {
+			printf(" (%u inner activities not stored):\n",
+			       t->depth - nr);
+		} else {
+			printf(":\n");
+		}
+		if (t->fatal_signo)
+			printf("    fatal %s (code %d) at address 0x%" PRIx64
+			       ", pc 0x%" PRIx64 "\n",
+			       cli_signal_name(t->fatal_signo, sig, sizeof(sig)),
+			       t->fatal_code, t->fatal_addr, t->fatal_pc);
+		if (t->torn)
+			continue;
+		for (j = nr; j-- > 0;) {
+			printf("    [%u] ", j + 1);
+			put_activity_text(&t->activities[j], d->exit_time_ns);
+		}
+	}
+}
+
+static void print_json(const struct actrack_death *d, const char *source)
+{
+	char sig[32], when[64];
+	uint32_t i, j;
+
+	format_time(d->exit_time_ns, true, when, sizeof(when));
+	printf("{\"source\":\"%s\",\"seq\":%" PRIu64 ",\"pid\":%u,\"uid\":%u,"
+	       "\"start_ticks\":%" PRIu64 ",\"exit_time_ns\":%" PRIu64
+	       ",\"exit_time\":", source, d->seq, d->pid, d->uid,
+	       d->start_ticks, d->exit_time_ns);
+	if (strcmp(when, "unknown"))
+		put_json_string(when);
+	else
+		fputs("null", stdout);
+	printf(",\"wait_status\":%d", d->wait_status);
+	if (d->signal)
+		printf(",\"exit_code\":null,\"signal\":%d,\"signal_name\":\"%s\"",
+		       d->signal, cli_signal_name(d->signal, sig, sizeof(sig)));
+	else
+		printf(",\"exit_code\":%d,\"signal\":null,\"signal_name\":null",
+		       d->exit_code);
+	printf(",\"core_dumped\":%s,\"phase\":%u,\"phase_name\":\"%s\","
+	       "\"flags\":%u,\"arena_corrupt\":%s,\"truncated\":%s,"
+	       "\"cmdline\":",
+	       d->core_dumped ? "true" : "false", d->phase,
+	       actrack_phase_name(d->phase), d->flags,
+	       d->flags & ACTRACK_DEATH_ARENA_CORRUPT ? "true" : "false",
+	       d->flags & ACTRACK_DEATH_TRUNCATED ? "true" : "false");
+	put_json_string(d->cmdline);
+	fputs(",\"threads\":[", stdout);
+	for (i = 0; i < d->nr_threads; i++) {
+		const struct actrack_death_thread *t = &d->threads[i];
+
+		printf("%s{\"tid\":%u,\"name\":", i ? "," : "", t->tid);
+		put_json_string(t->name);
+		printf(",\"depth\":%u,\"torn\":%s,\"fatal_signo\":%d,"
+		       "\"fatal_code\":%d,\"fatal_addr\":%" PRIu64
+		       ",\"fatal_pc\":%" PRIu64 ",\"activities\":[",
+		       t->depth, t->torn ? "true" : "false", t->fatal_signo,
+		       t->fatal_code, t->fatal_addr, t->fatal_pc);
+		for (j = t->torn ? 0 : t->nr_activities; j-- > 0;) {
+			const struct actrack_activity *a = &t->activities[j];
+
+			printf("%s{\"level\":%u,\"type\":%u,\"type_name\":\"%s\","
+			       "\"time_ns\":%" PRIu64 ",\"age_ns\":",
+			       j + 1 == t->nr_activities ? "" : ",", j + 1,
+			       a->type, actrack_activity_name(a->type),
+			       (uint64_t)a->time_ns);
+			if (a->time_ns && d->exit_time_ns >= a->time_ns)
+				printf("%" PRIu64,
+				       d->exit_time_ns - (uint64_t)a->time_ns);
+			else
+				fputs("null", stdout);
+			printf(",\"origin\":%" PRIu64 ",\"object\":%" PRIu64
+			       ",\"info\":%" PRIu64 ",\"user_data\":%u}",
+			       (uint64_t)a->origin, (uint64_t)a->object,
+			       (uint64_t)a->info, a->user_data);
+		}
+		fputs("]}", stdout);
+	}
+	fputs("]}\n", stdout);
+}
+
+static bool seen_before(struct mon_state *s, const struct actrack_death *d)
+{
+	size_t i;
+
+	if (!d->seq)
+		return false;
+	for (i = 0; i < s->nr_seen; i++)
+		if (s->seen[i].uid == d->uid)
+			return d->seq <= s->seen[i].seq;
+	return false;
+}
+
+static void remember_seq(struct mon_state *s, const struct actrack_death *d)
+{
+	struct seen_seq *n;
+	size_t i;
+
+	if (!d->seq)
+		return;
+	for (i = 0; i < s->nr_seen; i++) {
+		if (s->seen[i].uid == d->uid) {
+			if (d->seq > s->seen[i].seq)
+				s->seen[i].seq = d->seq;
+			return;
+		}
+	}
+	n = realloc(s->seen, (s->nr_seen + 1) * sizeof(*n));
+	if (!n)
+		return;		/* at worst a duplicate line */
+	s->seen = n;
+	s->seen[s->nr_seen++] = (struct seen_seq){ d->uid, d->seq };
+}
+
+static void on_death(const struct actrack_death *d, void *arg)
+{
+	struct mon_state *s = arg;
+
+	if (s->dedupe && seen_before(s, d))
+		return;
+	if (!s->dedupe)
+		remember_seq(s, d);
+	/* --count bounds the live reports; a burst may bring more in one
+	 * dispatch than are still wanted. */
+	if (s->dedupe && s->o->count >= 0 && s->printed >= s->o->count)
+		return;
+	if (s->o->json)
+		print_json(d, s->source);
+	else
+		print_text(d, s->source);
+	fflush(stdout);
+	if (s->dedupe)
+		s->printed++;
+}
+
+/* Return: -1 to go on, else the exit code. */
+static int parse_opts(int argc, char **argv, struct mon_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "all-uids",	no_argument,		NULL, 'a' },
+		{ "recent",	no_argument,		NULL, 'r' },
+		{ "count",	required_argument,	NULL, 'n' },
+		{ "timeout",	required_argument,	NULL, 't' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	uint64_t count;
+	char *end;
+	int c;
+
+	o->count = -1;
+	o->timeout = -1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+jarn:t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->json = true;
+			break;
+		case 'a':
+			o->all_uids = true;
+			break;
+		case 'r':
+			o->recent = true;
+			break;
+		case 'n':
+			if (cli_parse_u64(optarg, &count) || count > LONG_MAX)
+				return cli_usage_error("monitor", "monitor: "
+						       "--count: not a number "
+						       "of reports: '%s'",
+						       optarg);
+			o->count = (long)count;
+			break;
+		case 't':
+			errno = 0;
+			o->timeout = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(o->timeout >= 0) || o->timeout > 1e9)
+				return cli_usage_error("monitor", "monitor: "
+						       "--timeout: not a number "
+						       "of seconds: '%s'",
+						       optarg);
+			break;
+		case 'h':
+			fputs(monitor_usage, stdout);
+			return 0;
+		default:
+			if (optopt == 'n' || optopt == 't')
+				return cli_usage_error("monitor", "monitor: "
+						       "%s: missing argument",
+						       argv[optind - 1]);
+			return cli_usage_error("monitor", "monitor: unknown "
+					       "option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("monitor", "monitor: unexpected "
+				       "argument '%s'", argv[optind]);
+	return -1;
+}
+
+static void report_open_error(int err, bool all_uids)
+{
+	if (err == -ENOENT)
+		fprintf(stderr, "actrack: monitor: actrack.ko is not loaded "
+			"(no generic netlink family \"%s\")\n",
+			ACTRACK_GENL_NAME);
+	else if (err == -EPERM && all_uids)
+		fprintf(stderr, "actrack: monitor: --all-uids needs "
+			"CAP_SYS_PTRACE or CAP_SYS_ADMIN\n");
+	else
+		fprintf(stderr, "actrack: monitor: cannot subscribe to death "
+			"reports: %s\n", strerror(-err));
+}
+
+int cmd_monitor(int argc, char **argv)
+{
+	struct mon_opts o = { 0 };
+	struct mon_state s = { .o = &o };
+	struct actrack_monitor *m = NULL;
+	struct sigaction sa;
+	uint64_t deadline = 0;
+	int ret, status = 0;
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+
+	ret = actrack_monitor_open(o.all_uids ? ACTRACK_MONITOR_ALL_UIDS : 0,
+				   &m);
+	if (ret) {
+		report_open_error(ret, o.all_uids);
+		return 1;
+	}
+
+	/* No SA_RESTART: the signal must interrupt the wait in poll(). */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = mon_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (o.timeout >= 0)
+		deadline = now_ns(CLOCK_MONOTONIC) +
+			   (uint64_t)(o.timeout * 1e9);
+
+	/* Subscribed first, then the ring: a death in between is in both
+	 * and printed once (by its report number). */
+	if (o.recent) {
+		s.source = "recent";
+		ret = actrack_monitor_recent(m, on_death, &s);
+		if (ret < 0) {
+			fprintf(stderr, "actrack: monitor: cannot read recent "
+				"deaths: %s\n", strerror(-ret));
+			status = 1;
+			goto out;
+		}
+	}
+	s.source = "live";
+	s.dedupe = true;
+
+	while (!mon_stop && (o.count < 0 || s.printed < o.count)) {
+		int timeout_ms = -1;
+
+		if (deadline) {
+			uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+			if (now >= deadline)
+				break;
+			/* Round up so the last wait reaches the deadline;
+			 * wake at least hourly to stay within an int. */
+			timeout_ms = (deadline - now) / 1000000 >= 3600000 ?
+				     3600000 :
+				     (int)((deadline - now + 999999) / 1000000);
+		}
+		ret = actrack_monitor_dispatch(m, timeout_ms, on_death, &s);
+		if (ret == -EINTR)
+			continue;
+		if (ret == -ENOBUFS) {
+			fprintf(stderr, "actrack: monitor: receive buffer "
+				"overflow: some reports were lost (counted by "
+				"the kernel as reports_dropped)\n");
+			continue;
+		}
+		if (ret < 0) {
+			fprintf(stderr, "actrack: monitor: receiving reports "
+				"failed: %s\n", strerror(-ret));
+			status = 1;
+			goto out;
+		}
+	}
+	if (!mon_stop && o.count >= 0 && s.printed < o.count)
+		status = EXIT_TIMEOUT;
+out:
+	actrack_monitor_close(m);
+	free(s.seen);
+	return status;
+}

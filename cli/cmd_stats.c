@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/* actrack stats: how full the arena is, and the module's counters. */
+#include <errno.h>
+#include "cli.h"
+
+static const char stats_help[] =
+"NAME\n"
+"    actrack stats - arena usage and the kernel module's counters\n"
+"\n"
+"SYNOPSIS\n"
+"    actrack [--arena FILE] stats\n"
+"\n"
+"DESCRIPTION\n"
+"    Prints the arena's size, the bytes allocated so far, the bytes free\n"
+"    (never allocated plus freed blocks that can be reused), how many\n"
+"    processes and threads it holds, its flags (corrupt: some reader met\n"
+"    bad data; full: an allocation failed; kernel: owned by actrack.ko)\n"
+"    and its ABI version.\n"
+"\n"
+"    When the arena is the module's (/dev/actrack), the module's own\n"
+"    counters follow: arenas, attached processes, cleanups after exits,\n"
+"    records freed, corruption seen by its walks, death reports sent and\n"
+"    dropped.  They are skipped when the module's netlink family is not\n"
+"    there.\n"
+"\n"
+"OPTIONS\n"
+"    -h, --help\n"
+"        Print this help.\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success, 1 if the arena cannot be read, 2 on a usage error.\n"
+"\n"
+"EXAMPLES\n"
+"    actrack stats\n"
+"    actrack --arena /tmp/hang.arena stats\n";
+
+static void print_flags(uint32_t flags)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} names[] = {
+		{ ACTRACK_ARENA_CORRUPT, "corrupt" },
+		{ ACTRACK_ARENA_FULL, "full" },
+		{ ACTRACK_ARENA_KERNEL, "kernel" },
+	};
+	const char *sep = "";
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (flags & names[i].bit) {
+			printf("%s%s", sep, names[i].name);
+			sep = ",";
+			flags &= ~names[i].bit;
+		}
+	}
+	if (flags)
+		printf("%s0x%x", sep, flags);
+	else if (!*sep)
+		fputs("-", stdout);
+	fputc('\n', stdout);
+}
+
+/* The module's counters; silently absent without the module. */
+static void print_kernel_stats(void)
+{
+	struct actrack_monitor *m;
+	struct actrack_kstats st;
+	int ret;
+
+	ret = actrack_monitor_open(0, &m);
+	if (ret == -ENOENT)
+		return;
+	if (ret) {
+		cli_error("module counters", ret);
+		return;
+	}
+	ret = actrack_monitor_stats(m, &st);
+	actrack_monitor_close(m);
+	if (ret == -ENOENT)
+		return;
+	if (ret) {
+		cli_error("module counters", ret);
+		return;
+	}
+	printf("module:\n");
+	printf("  arenas:           %llu\n", (unsigned long long)st.arenas);
+	printf("  attached:         %llu\n", (unsigned long long)st.attached);
+	printf("  cleanups:         %llu\n", (unsigned long long)st.cleanups);
+	printf("  records freed:    %llu\n",
+	       (unsigned long long)st.records_freed);
+	printf("  corruption:       %llu\n",
+	       (unsigned long long)st.corruption);
+	printf("  reports sent:     %llu\n",
+	       (unsigned long long)st.reports_sent);
+	printf("  reports dropped:  %llu\n",
+	       (unsigned long long)st.reports_dropped);
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct actrack_snapshot *s;
+	uint32_t threads = 0, size;
+	int ret;
+
+	ret = cli_simple_args(argc, argv, stats_help, 0, 0);
+	if (ret >= 0)
+		return ret;
+	if (cli_snapshot(&s))
+		return 1;
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		threads += s->processes[i].nr_threads;
+	size = s->header.size;
+	printf("arena:     %s\n", cli_arena_name());
+	printf("size:      %u bytes\n", size);
+	printf("used:      %u bytes (%u.%u%%)\n", s->used_bytes,
+	       (unsigned)((uint64_t)s->used_bytes * 100 / size),
+	       (unsigned)((uint64_t)s->used_bytes * 1000 / size % 10));
+	printf("free:      %u bytes\n", s->free_bytes);
+	printf("processes: %u\n", s->nr_processes);
+	printf("threads:   %u (%u torn)\n", threads, s->nr_torn);
+	printf("corrupt:   %s\n", s->corrupt ? "yes" : "no");
+	printf("flags:     ");
+	print_flags(s->header.flags);
+	printf("abi:       %u.%u\n", s->header.abi_major, s->header.abi_minor);
+	/* Only the live module arena has module counters to go with it. */
+	if (!cli.arena && (s->header.flags & ACTRACK_ARENA_KERNEL))
+		print_kernel_stats();
+	actrack_snapshot_free(s);
+	return ferror(stdout) ? 1 : 0;
+}

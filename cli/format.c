@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Shared printing helpers of the actrack CLI: error lines, durations and
+ * ages, escaping of untrusted strings, activity objects and typed values.
+ *
+ * Everything printed from an arena is untrusted (any process of the uid,
+ * or whoever made a file, could have written it), so strings are escaped
+ * before they reach a terminal and every length is bounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "cli.h"
+
+void cli_error(const char *what, int err)
+{
+	if (err < 0)
+		err = -err;
+	fprintf(stderr, "actrack: %s: %s\n", what, strerror(err));
+}
+
+void cli_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("actrack: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("actrack: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (cmd)
+		fprintf(stderr, " (see 'actrack %s --help')\n", cmd);
+	else
+		fputs(" (see 'actrack --help')\n", stderr);
+	return EXIT_USAGE;
+}
+
+const char *cli_arena_name(void)
+{
+	static char buf[64];
+	const char *env;
+
+	if (cli.arena)
+		return cli.arena;
+	/* The library's own order: $ACTRACK_ARENA, the module, the file. */
+	env = getenv(ACTRACK_ENV_ARENA);
+	if (env && *env)
+		return env;
+	if (access(ACTRACK_DEVICE_PATH, F_OK) == 0)
+		return ACTRACK_DEVICE_PATH;
+	snprintf(buf, sizeof(buf), "/dev/shm/actrack-%u",
+		 (unsigned int)getuid());
+	return buf;
+}
+
+const char *cli_arena_strerror(const char *path, int err, char *buf,
+			       size_t len)
+{
+	struct actrack_arena_header h;
+	struct stat st;
+	ssize_t n = -1;
+	int fd;
+
+	if (err < 0)
+		err = -err;
+	/* Look at the file ourselves to say precisely what is wrong. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (fstat(fd, &st) == 0) {
+			if (S_ISREG(st.st_mode))
+				n = pread(fd, &h, sizeof(h), 0);
+			else if (err == EINVAL)
+				err = S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
+		}
+		close(fd);
+	}
+	switch (err) {
+	case EBADMSG:
+		if (n >= 0 && n < (ssize_t)sizeof(h))
+			snprintf(buf, len, "not an actrack arena (too short: "
+				 "%zd bytes)", n);
+		else if (n >= (ssize_t)sizeof(h) &&
+			 h.magic == ACTRACK_ARENA_MAGIC)
+			snprintf(buf, len, "not an actrack arena (bad header "
+				 "size %u)", h.header_size);
+		else
+			snprintf(buf, len, "not an actrack arena (bad magic)");
+		return buf;
+	case EPROTONOSUPPORT:
+		if (n == (ssize_t)sizeof(h))
+			snprintf(buf, len, "unsupported arena ABI %u.%u (this "
+				 "actrack reads %u.x)", h.abi_major,
+				 h.abi_minor, ACTRACK_ABI_MAJOR);
+		else
+			snprintf(buf, len, "unsupported arena ABI");
+		return buf;
+	case EUCLEAN:
+		if (n == (ssize_t)sizeof(h) && h.size > st.st_size)
+			snprintf(buf, len, "truncated arena (%lld of %u bytes)",
+				 (long long)st.st_size, h.size);
+		else
+			snprintf(buf, len, "corrupt arena header");
+		return buf;
+	case EFBIG:
+		snprintf(buf, len, "not an actrack arena (larger than %u bytes)",
+			 ACTRACK_ARENA_MAX_SIZE);
+		return buf;
+	case ENODEV:
+		snprintf(buf, len, "not a regular file");
+		return buf;
+	}
+	snprintf(buf, len, "%s", strerror(err));
+	return buf;
+}
+
+int cli_snapshot(struct actrack_snapshot **out)
+{
+	char reason[128];
+	int ret;
+
+	ret = actrack_snapshot_take(cli.arena,
+				    cli.arena ? ACTRACK_SNAP_ARENA_FILE : 0,
+				    out);
+	if (ret) {
+		const char *name = cli_arena_name();
+
+		cli_errorf("%s: %s", name,
+			   cli_arena_strerror(name, ret, reason,
+					      sizeof(reason)));
+	}
+	return ret;
+}
+
+static void read_boot_id(uint8_t id[16])
+{
+	char text[64];
+	ssize_t n;
+	int fd, i = 0;
+
+	memset(id, 0, 16);
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	text[n] = 0;
+	for (char *p = text; *p && i < 32; p++) {
+		int v;
+
+		if (*p >= '0' && *p <= '9')
+			v = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			v = *p - 'a' + 10;
+		else
+			continue;
+		id[i / 2] |= (uint8_t)(i % 2 ? v : v << 4);
+		i++;
+	}
+}
+
+static void newest(uint64_t *max, uint64_t t)
+{
+	if (t > *max)
+		*max = t;
+}
+
+uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
+{
+	static const uint8_t zero[16];
+	uint8_t id[16];
+	uint64_t max;
+
+	if (other_boot)
+		*other_boot = false;
+	if (cli.have_now)
+		return cli.now_ns;
+	read_boot_id(id);
+	if (!memcmp(s->header.boot_id, zero, sizeof(zero)) ||
+	    !memcmp(id, zero, sizeof(zero)) ||
+	    !memcmp(s->header.boot_id, id, sizeof(id)))
+		return s->taken_mono_ns;
+
+	/* Another boot's monotonic clock: our "now" means nothing to it. */
+	if (other_boot)
+		*other_boot = true;
+	max = s->header.create_mono_ns;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		newest(&max, p->launch_time_ns);
+		for (uint32_t j = 0; j < p->nr_logs; j++)
+			newest(&max, p->logs[j].time_ns);
+		for (uint32_t j = 0; j < p->nr_threads; j++) {
+			const struct actrack_snap_thread *t = &p->threads[j];
+
+			newest(&max, t->start_time_ns);
+			for (uint32_t k = 0; k < t->nr_activities; k++)
+				newest(&max, t->activities[k].a.time_ns);
+		}
+	}
+	return max;
+}
+
+char *cli_duration(char *buf, size_t len, uint64_t ns)
+{
+	uint64_t ms = ns / 1000000, s = ns / 1000000000ULL;
+
+	if (s < 1)
+		snprintf(buf, len, "%llu ms", (unsigned long long)ms);
+	else if (s < 60)
+		snprintf(buf, len, "%llu.%llu s", (unsigned long long)s,
+			 (unsigned long long)(ms % 1000 / 100));
+	else if (s < 3600)
+		snprintf(buf, len, "%llum%02llus", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, len, "%lluh%02llum",
+			 (unsigned long long)(s / 3600),
+			 (unsigned long long)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "%llud%02lluh",
+			 (unsigned long long)(s / 86400),
+			 (unsigned long long)(s % 86400 / 3600));
+	return buf;
+}
+
+char *cli_age(char *buf, size_t len, uint64_t now, uint64_t t)
+{
+	char d[32];
+
+	/* Coarse clocks lag the precise one; "later" means a writer's clock
+	 * or a forged timestamp is ahead of ours. */
+	if (t > now)
+		snprintf(buf, len, "%s later", cli_duration(d, sizeof(d),
+							     t - now));
+	else
+		snprintf(buf, len, "%s ago", cli_duration(d, sizeof(d),
+							   now - t));
+	return buf;
+}
+
+char *cli_offset(char *buf, size_t len, uint64_t now, uint64_t t)
+{
+	uint64_t d = t > now ? t - now : now - t;
+	uint64_t ms = d / 1000000;
+
+	snprintf(buf, len, "%c%llu.%03llu s", t > now ? '+' : '-',
+		 (unsigned long long)(ms / 1000),
+		 (unsigned long long)(ms % 1000));
+	return buf;
+}
+
+static void escape(FILE *f, const char *s, size_t max, char quote)
+{
+	for (size_t i = 0; i < max && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		switch (c) {
+		case '\n':
+			fputs("\\n", f);
+			continue;
+		case '\t':
+			fputs("\\t", f);
+			continue;
+		case '\r':
+			fputs("\\r", f);
+			continue;
+		case '\\':
+			fputs("\\\\", f);
+			continue;
+		}
+		if (quote && c == (unsigned char)quote)
+			fprintf(f, "\\%c", quote);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+void cli_print_escaped(FILE *f, const char *s, size_t max)
+{
+	escape(f, s, max, 0);
+}
+
+char *cli_activity_object(char *buf, size_t len,
+			  const struct actrack_activity *a)
+{
+	unsigned long long obj = a->object, info = a->info;
+
+	switch (a->type) {
+	case ACTRACK_ACT_TASK_RUN:
+		snprintf(buf, len, "task %llu", obj);
+		break;
+	case ACTRACK_ACT_LOCK_ACQUIRE:
+	case ACTRACK_ACT_LOCK_HELD:
+		snprintf(buf, len, "lock 0x%llx", obj);
+		break;
+	case ACTRACK_ACT_EVENT_WAIT:
+		snprintf(buf, len, "event 0x%llx", obj);
+		break;
+	case ACTRACK_ACT_THREAD_JOIN:
+		snprintf(buf, len, "tid %llu", obj);
+		break;
+	case ACTRACK_ACT_PROCESS_WAIT:
+		snprintf(buf, len, "pid %llu", obj);
+		break;
+	case ACTRACK_ACT_IO_WAIT:
+		snprintf(buf, len, "fd %lld, %llu bytes", (long long)obj, info);
+		break;
+	default:
+		if ((a->type & ACTRACK_ACT_CATEGORY_MASK) == ACTRACK_ACT_GENERIC)
+			snprintf(buf, len, "action %u id %llu info %llu",
+				 a->type & 0x0f, obj, info);
+		else
+			snprintf(buf, len, "type 0x%02x object 0x%llx info "
+				 "0x%llx", a->type, obj, info);
+		break;
+	}
+	return buf;
+}
+
+#define RAW_SHOWN	64	/* bytes of a raw value printed in hex */
+
+void cli_print_value(FILE *f, const struct actrack_value *v)
+{
+	escape(f, v->name, sizeof(v->name), 0);
+	fputs(" = ", f);
+	switch (v->type) {
+	case ACTRACK_VALUE_RAW:
+		fputs("raw ", f);
+		for (uint32_t i = 0; v->bytes && i < v->size && i < RAW_SHOWN;
+		     i++)
+			fprintf(f, "%02x", v->bytes[i]);
+		fprintf(f, "%s(%u bytes)", v->size > RAW_SHOWN ? "... " : " ",
+			v->size);
+		break;
+	case ACTRACK_VALUE_STRING:
+		fputc('"', f);
+		if (v->bytes)
+			escape(f, (const char *)v->bytes, v->size, '"');
+		fputc('"', f);
+		break;
+	case ACTRACK_VALUE_BOOL:
+		fputs(v->b ? "true" : "false", f);
+		break;
+	case ACTRACK_VALUE_CHAR:
+		fputc('\'', f);
+		if (v->c)
+			escape(f, &v->c, 1, '\'');
+		else
+			fputs("\\0", f);
+		fputc('\'', f);
+		break;
+	case ACTRACK_VALUE_SIGNED:
+		fprintf(f, "%lld", (long long)v->s);
+		break;
+	case ACTRACK_VALUE_UNSIGNED:
+		fprintf(f, "%llu", (unsigned long long)v->u);
+		break;
+	case ACTRACK_VALUE_RAW_REF:
+		fprintf(f, "ref 0x%llx (%llu bytes)",
+			(unsigned long long)v->ref.address,
+			(unsigned long long)v->ref.size);
+		break;
+	case ACTRACK_VALUE_STRING_REF:
+		fprintf(f, "string ref 0x%llx (%llu bytes)",
+			(unsigned long long)v->ref.address,
+			(unsigned long long)v->ref.size);
+		break;
+	default:
+		fprintf(f, "(unknown type %u, %u bytes)", v->type, v->size);
+		break;
+	}
+}
+
+const char *cli_signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "signal %d", sig);
+	return buf;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_simple_args(int argc, char **argv, const char *help, int min_args,
+		    int max_args)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, n;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(help, stdout);
+			return 0;
+		}
+		return cli_usage_error(argv[0], "%s: unknown option '%s'",
+				       argv[0], argv[optind - 1]);
+	}
+	n = argc - optind;
+	if (n < min_args)
+		return cli_usage_error(argv[0], "%s: missing argument",
+				       argv[0]);
+	if (n > max_args)
+		return cli_usage_error(argv[0], "%s: unexpected argument '%s'",
+				       argv[0], argv[optind + max_args]);
+	return -1;
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the arena core: every walk over an arena whose
+ * bytes the fuzzer controls must stay in bounds, terminate, and never write
+ * to a read-only arena.
+ *
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude/uapi -Iarena \
+ *	fuzz/arena_fuzz.c arena/arena.c -o arena_fuzz
+ *   ./arena_fuzz -max_total_time=60
+ *
+ * Input: byte 0 selects the mode, byte 1 the flags, the rest is data.
+ *   mode 0: the data is the arena (header included), as a hostile file.
+ *   mode 1: a fresh header, the data is everything after it.
+ *   mode 2: a populated arena, the data is (offset, value) word patches.
+ * The arena is a heap buffer of exactly its trusted size, so ASan reports
+ * any access outside it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+
+#define FUZZ_SIZE	ACTRACK_ARENA_MIN_SIZE
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const __u32 types[] = {
+	ACTRACK_TYPE_THREAD, ACTRACK_TYPE_USER_DATA, ACTRACK_TYPE_PROCESS,
+	ACTRACK_TYPE_LOG, ACTRACK_TYPE_MODULE,
+};
+
+static __u32 publish(struct actrack_arena *a, __u32 type, __u32 size,
+		     __u32 pid, __u32 tid)
+{
+	struct actrack_owner *o;
+	__u32 ref = actrack_arena_alloc(a, type, size);
+
+	o = actrack_arena_get(a, ref, type, sizeof(*o));
+	if (!o)
+		return 0;
+	o->pid = pid;
+	o->tid = tid;
+	o->start_ticks = pid;
+	if (type == ACTRACK_TYPE_THREAD)
+		((struct actrack_thread *)o)->slot_count = 4;
+	at_store_release(&o->data_id, actrack_arena_new_data_id(a));
+	return ref;
+}
+
+static void populate(struct actrack_arena *a)
+{
+	__u32 pid;
+
+	for (pid = 1; pid <= 3; pid++) {
+		publish(a, ACTRACK_TYPE_PROCESS, sizeof(struct actrack_process),
+			pid, 0);
+		publish(a, ACTRACK_TYPE_THREAD,
+			sizeof(struct actrack_thread) + 4 * 64, pid, pid);
+		publish(a, ACTRACK_TYPE_USER_DATA, 128, pid, pid);
+		publish(a, ACTRACK_TYPE_LOG, sizeof(struct actrack_log) + 256,
+			pid, 0);
+		publish(a, ACTRACK_TYPE_MODULE, sizeof(struct actrack_module),
+			pid, 0);
+	}
+}
+
+static void exercise(struct actrack_arena *a, __u32 seed)
+{
+	static struct actrack_thread_copy copy;
+	static unsigned char buf[1024];
+	struct actrack_arena_iter it;
+	__u32 ref, type, steps = 0, k;
+
+	(void)actrack_arena_check(a);
+	actrack_arena_iter_init(&it, a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
+		if (ref < ACTRACK_ARENA_HEADER_SIZE || ref % 64 || ref >= a->size)
+			abort();
+		if (++steps > actrack_arena_max_blocks(a))
+			abort();	/* the walk must be bounded */
+		(void)actrack_arena_get(a, ref, type, 0);
+		(void)actrack_arena_copy_thread(a, ref, &copy);
+		for (k = 0; k < 5; k++)
+			(void)actrack_arena_copy_owned(a, ref, types[k], buf,
+						       sizeof(buf));
+	}
+	(void)actrack_arena_find_process(a, 1 + seed % 3, 1 + seed % 3);
+	(void)actrack_arena_free_owner(a, 1 + seed % 3, 1 + seed % 3,
+				       seed & 4 ? 1 + seed % 3 : 0);
+	ref = actrack_arena_alloc(a, types[seed % 5], (seed >> 8) % 4096);
+	if (ref && (ref < ACTRACK_ARENA_HEADER_SIZE || ref >= a->size))
+		abort();
+	actrack_arena_make_iterable(a, seed & 0xffc0);
+	(void)actrack_arena_free(a, seed & 0xffc0, types[(seed >> 3) % 5]);
+	if (actrack_arena_used(a) > a->size ||
+	    actrack_arena_free_bytes(a) > a->size)
+		abort();
+	(void)actrack_arena_is_corrupt(a);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static unsigned char *mem, *ro_copy;
+	struct actrack_arena a;
+	__u32 seed = 0, off, val;
+	size_t i, n;
+	int mode, flags;
+
+	if (!mem) {
+		mem = malloc(FUZZ_SIZE);
+		ro_copy = malloc(FUZZ_SIZE);
+		if (!mem || !ro_copy)
+			abort();
+	}
+	if (size < 2)
+		return 0;
+	mode = data[0] % 3;
+	flags = data[1];
+	data += 2;
+	size -= 2;
+	memset(mem, 0, FUZZ_SIZE);
+	a = (struct actrack_arena){ .base = mem, .size = FUZZ_SIZE,
+				    .writable = true };
+
+	switch (mode) {
+	case 0:
+		memcpy(mem, data, size < FUZZ_SIZE ? size : FUZZ_SIZE);
+		break;
+	case 1:
+		actrack_arena_format(&a, NULL);
+		n = size < FUZZ_SIZE - 256 ? size : FUZZ_SIZE - 256;
+		memcpy(mem + 256, data, n);
+		/* claim everything up to the end of the data as allocated */
+		((struct actrack_arena_header *)mem)->freeptr =
+			256 + (__u32)((n + 63) & ~(size_t)63);
+		break;
+	default:
+		actrack_arena_format(&a, NULL);
+		populate(&a);
+		for (i = 0; i + 6 <= size; i += 6) {
+			off = ((__u32)data[i] | (__u32)data[i + 1] << 8) & ~3U;
+			memcpy(&val, data + i + 2, 4);
+			if (off + 4 <= FUZZ_SIZE)
+				memcpy(mem + off, &val, 4);
+		}
+		break;
+	}
+	for (i = 0; i < size && i < 4; i++)
+		seed = seed << 8 | data[i];
+	a.corrupt = false;
+	a.writable = flags & 1;
+	if (!a.writable)
+		memcpy(ro_copy, mem, FUZZ_SIZE);
+	exercise(&a, seed);
+	/* a read-only arena must come out bit for bit unchanged */
+	if (!a.writable && memcmp(ro_copy, mem, FUZZ_SIZE))
+		abort();
+	return 0;
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * actrack.ko internals shared between its files.  Nothing here is ABI; the
+ * ABI is include/uapi/linux/actrack.h.
+ *
+ * Object lifetimes, in one place:
+ * - struct actrack_karena (one per kuid) is created on first need and kept
+ *   on actrack_arenas until module unload.  Its kref is held by that list,
+ *   by every fd that refers to it, by every vma that maps it, by every
+ *   attached process and by every queued thread-exit work.  The arena
+ *   memory is freed with the last reference.  Open fds and mappings pin the
+ *   module (the file holds the fops owner), so in practice the list's
+ *   reference is the last one only after every user is gone.
+ * - struct actrack_proc (one per attached thread group) lives in a hash
+ *   keyed by the group's signal_struct from ATTACH until the group dies or
+ *   execs; the exit/exec probe unhashes it and queues its embedded work,
+ *   which reports, frees the records and then frees the entry after an RCU
+ *   grace period (the probe looks entries up under RCU).
+ * - struct actrack_death is built by the cleanup work, sent to subscribers,
+ *   then owned by its arena's bounded deaths ring.
+ */
+#ifndef ACTRACK_KMOD_H
+#define ACTRACK_KMOD_H
+
+#include <linux/types.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/atomic.h>
+#include <linux/uidgid.h>
+#include <linux/workqueue.h>
+#include <linux/rcupdate.h>
+#include <linux/mm_types.h>
+#include <linux/sizes.h>
+#include "arena.h"
+
+#define ACTRACK_DEFAULT_ARENA_SIZE	(4U << 20)
+#define ACTRACK_DEFAULT_MAX_ARENAS	64U
+#define ACTRACK_MAX_ARENAS_LIMIT	4096U
+#define ACTRACK_DEFAULT_DEATHS_KEPT	64U
+#define ACTRACK_DEATHS_KEPT_LIMIT	4096U
+
+/* Bounds of one death report: threads walked into it, activities kept
+ * over all its threads, ELF objects.  A full report stays under 96 KiB of
+ * netlink (about 64 KiB of threads and 22 KiB of modules).
+ */
+#define ACTRACK_DEATH_MAX_THREADS	256U
+#define ACTRACK_DEATH_MAX_ACTS		512U
+/* ELF objects of the process, for symbolizing (22 KiB at most). */
+#define ACTRACK_DEATH_MAX_MODULES	64U
+/* Bytes of death reports one arena keeps for GET_DEATHS. */
+#define ACTRACK_RING_MAX_BYTES		SZ_1M
+
+/* Subscribers: per uid and in all. */
+#define ACTRACK_MAX_SUBS_PER_UID	64U
+#define ACTRACK_MAX_SUBS		1024U
+
+/* module parameters (main.c), read-only after init */
+extern unsigned int actrack_arena_size;
+extern unsigned int actrack_max_arenas;
+extern unsigned int actrack_deaths_kept;
+
+/* Counters kept per arena; the global view is their sum. */
+struct actrack_counters {
+	atomic64_t cleanups;
+	atomic64_t records_freed;
+	atomic64_t corruption;
+	atomic64_t reports_sent;
+	atomic64_t reports_dropped;
+};
+
+struct actrack_death;
+
+struct actrack_karena {
+	struct kref kref;
+	struct list_head node;		/* actrack_arenas (arenas.c) */
+	kuid_t uid;
+	void *mem;			/* vmalloc_user, shared with userspace */
+	u32 size;
+	atomic_t attached;		/* processes attached to this arena */
+	struct actrack_counters stats;
+	atomic64_t death_seq;		/* last ACTRACK_A_SEQ handed out */
+
+	struct mutex lock;		/* the deaths ring below */
+	struct actrack_death **ring;	/* actrack_deaths_kept slots */
+	u32 ring_head;			/* next slot to fill */
+	u32 ring_count;
+	size_t ring_bytes;
+};
+
+/* A fresh view of the arena for one walk: its own corrupt flag. */
+static inline void actrack_karena_view(const struct actrack_karena *ka,
+				       struct actrack_arena *a)
+{
+	a->base = ka->mem;
+	a->size = ka->size;
+	a->writable = true;
+	a->corrupt = false;
+}
+
+struct actrack_death_thread {
+	u32 ref;			/* where it was found (not reported) */
+	u32 tid;
+	u32 depth;
+	s32 fatal_signo;
+	s32 fatal_code;
+	u64 fatal_addr;
+	u64 fatal_pc;
+	u32 first_act;			/* index into actrack_death.acts */
+	u32 nr_acts;
+	bool torn;
+	char name[32];			/* NUL-terminated */
+};
+
+/* One death report, in kernel memory: built once, rendered per reader. */
+struct actrack_death {
+	size_t bytes;			/* allocation size (ring budget) */
+	kuid_t uid;
+	u32 pid;
+	u64 start_ticks;
+	u32 wait_status;
+	u64 exit_time_ns;
+	u64 seq;
+	u32 phase;
+	bool has_phase;
+	u32 flags;			/* ACTRACK_DEATH_* */
+	u32 cmdline_len;
+	char cmdline[ACTRACK_CMDLINE_MAX];
+	u32 nr_threads;
+	u32 nr_acts;
+	u32 nr_modules;
+	/* inside this allocation: */
+	struct actrack_death_thread *threads;
+	struct actrack_activity *acts;
+	struct actrack_module *modules;
+};
+
+/* An attached thread group (exit_hook.c). */
+struct actrack_proc {
+	struct hlist_node hnode;
+	struct rcu_head rcu;
+	const void *key;		/* its signal_struct; never dereferenced */
+	struct actrack_karena *arena;	/* reference */
+	struct pid_namespace *pid_ns;	/* reference: the attacher's */
+	u32 pid;			/* tgid in pid_ns */
+	u64 start_ticks;		/* what ATTACH returned */
+	u64 start_boottime;		/* the leader's, ns, for comparisons */
+	/* filled by the probe that unhashes the entry */
+	bool report;			/* group death (true) or exec (false) */
+	u32 wait_status;
+	u64 exit_time_ns;
+	struct work_struct work;
+	u32 cmdline_len;
+	char cmdline[ACTRACK_CMDLINE_MAX];
+};
+
+/* One thread of an attached group exited on its own (exit_hook.c). */
+struct actrack_thread_exit {
+	struct work_struct work;
+	struct actrack_karena *arena;	/* reference */
+	struct pid_namespace *pid_ns;	/* reference */
+	u32 pid;
+	u32 tid;
+	u64 start_ticks;
+	u64 start_boottime;
+};
+
+/* arenas.c */
+int actrack_arenas_init(void);
+void actrack_arenas_exit(void);
+struct actrack_karena *actrack_arena_get_or_create(kuid_t uid);
+struct actrack_karena *actrack_arena_lookup(kuid_t uid);
+struct actrack_karena *actrack_arena_nth(unsigned long idx);
+unsigned int actrack_arenas_count(void);
+void actrack_arena_sum_counters(u64 out[5]);
+
+static inline void actrack_karena_get(struct actrack_karena *ka)
+{
+	kref_get(&ka->kref);
+}
+
+void actrack_karena_put(struct actrack_karena *ka);
+void actrack_arena_store_death(struct actrack_karena *ka,
+			       struct actrack_death *d);
+void actrack_death_free(struct actrack_death *d);
+
+/* clock.c */
+int actrack_clock_init(void);
+void actrack_clock_exit(void);
+void actrack_clock_attach(void);
+void actrack_clock_detach(void);
+long actrack_attached_count(void);
+int actrack_clock_mmap(struct vm_area_struct *vma);
+
+/* device.c */
+int actrack_device_init(void);
+void actrack_device_exit(void);
+
+/* exit_hook.c */
+int actrack_exit_hook_init(void);
+void actrack_exit_hook_exit(void);
+int actrack_proc_attach(struct actrack_karena *ka, u32 *pid, u64 *ticks);
+void actrack_proc_free(struct actrack_proc *p);
+
+/* cleanup.c */
+int actrack_cleanup_init(void);
+void actrack_cleanup_exit(void);
+void actrack_cleanup_queue_proc(struct actrack_proc *p);
+void actrack_cleanup_queue_thread(struct actrack_thread_exit *te);
+void actrack_cleanup_flush(void);
+
+/* netlink.c */
+int actrack_netlink_init(void);
+void actrack_netlink_exit(void);
+void actrack_netlink_report(struct actrack_karena *ka,
+			    const struct actrack_death *d);
+
+#endif /* ACTRACK_KMOD_H */

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One arena per kuid.  A uid is one trust domain (as with ptrace): all its
+ * processes share, and may scribble over, the same arena.  kuids are global
+ * (init_user_ns) values, so the same number in two containers with
+ * different user namespaces names two arenas.
+ *
+ * An arena is created on first need and kept until module unload, so that
+ * it can still be read after all its writers are gone (that is the point:
+ * forensics after a crash).  Its memory lives until the last reference:
+ * the list's, fds', vmas', attached processes' and queued works'.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/timekeeping.h>
+#include <linux/user_namespace.h>
+#include <linux/jiffies.h>
+#include <linux/fs.h>
+#include <linux/err.h>
+#include <linux/uuid.h>
+#include "actrack.h"
+
+static LIST_HEAD(actrack_arenas);		/* append only until unload */
+static DEFINE_MUTEX(actrack_arenas_mutex);
+static unsigned int actrack_nr_arenas;
+static uuid_t actrack_boot_id;			/* zero if unknown */
+
+void actrack_death_free(struct actrack_death *d)
+{
+	kvfree(d);
+}
+
+static void actrack_karena_release(struct kref *kref)
+{
+	struct actrack_karena *ka = container_of(kref, struct actrack_karena,
+						 kref);
+	u32 i;
+
+	for (i = 0; i < actrack_deaths_kept; i++)
+		if (ka->ring[i])
+			actrack_death_free(ka->ring[i]);
+	kfree(ka->ring);
+	vfree(ka->mem);
+	kfree(ka);
+}
+
+void actrack_karena_put(struct actrack_karena *ka)
+{
+	kref_put(&ka->kref, actrack_karena_release);
+}
+
+static struct actrack_karena *actrack_arena_create(kuid_t uid)
+{
+	struct actrack_arena_header hdr;
+	struct actrack_arena a;
+	struct actrack_karena *ka;
+	u64 real, boot;
+	int ret;
+
+	ka = kzalloc(sizeof(*ka), GFP_KERNEL);
+	if (!ka)
+		return ERR_PTR(-ENOMEM);
+	ka->ring = kcalloc(actrack_deaths_kept, sizeof(*ka->ring), GFP_KERNEL);
+	if (!ka->ring)
+		goto err_ring;
+	/* Zeroed and flagged VM_USERMAP, as remap_vmalloc_range() needs. */
+	ka->mem = vmalloc_user(actrack_arena_size);
+	if (!ka->mem)
+		goto err_mem;
+	ka->size = actrack_arena_size;
+	kref_init(&ka->kref);
+	mutex_init(&ka->lock);
+	ka->uid = uid;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.flags = ACTRACK_ARENA_KERNEL;
+	hdr.uid = from_kuid(&init_user_ns, uid);
+	hdr.user_hz = USER_HZ;
+	hdr.create_mono_ns = ktime_get_ns();
+	real = ktime_get_real_ns();
+	boot = ktime_get_boottime_ns();
+	hdr.create_real_ns = real;
+	/* start_ticks count from boot: this turns them into wall time. */
+	hdr.boot_time_ns = real - boot;
+	memcpy(hdr.boot_id, &actrack_boot_id, sizeof(hdr.boot_id));
+
+	actrack_karena_view(ka, &a);
+	ret = actrack_arena_format(&a, &hdr);
+	if (ret) {
+		pr_err("arena format failed: %d\n", ret);
+		vfree(ka->mem);
+		kfree(ka->ring);
+		kfree(ka);
+		return ERR_PTR(ret);
+	}
+	return ka;
+
+err_mem:
+	kfree(ka->ring);
+err_ring:
+	kfree(ka);
+	return ERR_PTR(-ENOMEM);
+}
+
+static struct actrack_karena *actrack_arena_find_locked(kuid_t uid)
+{
+	struct actrack_karena *ka;
+
+	list_for_each_entry(ka, &actrack_arenas, node)
+		if (uid_eq(ka->uid, uid))
+			return ka;
+	return NULL;
+}
+
+/* Return: a new reference to @uid's arena, ERR_PTR(-ENOSPC) when
+ * max_arenas exist, or ERR_PTR(-ENOMEM).
+ */
+struct actrack_karena *actrack_arena_get_or_create(kuid_t uid)
+{
+	struct actrack_karena *ka;
+
+	mutex_lock(&actrack_arenas_mutex);
+	ka = actrack_arena_find_locked(uid);
+	if (ka) {
+		actrack_karena_get(ka);
+		goto out;
+	}
+	if (actrack_nr_arenas >= actrack_max_arenas) {
+		ka = ERR_PTR(-ENOSPC);
+		goto out;
+	}
+	ka = actrack_arena_create(uid);
+	if (IS_ERR(ka))
+		goto out;
+	list_add_tail(&ka->node, &actrack_arenas);	/* the list's ref */
+	actrack_nr_arenas++;
+	actrack_karena_get(ka);
+out:
+	mutex_unlock(&actrack_arenas_mutex);
+	return ka;
+}
+
+/* Return: a new reference to @uid's arena or NULL; never creates. */
+struct actrack_karena *actrack_arena_lookup(kuid_t uid)
+{
+	struct actrack_karena *ka;
+
+	mutex_lock(&actrack_arenas_mutex);
+	ka = actrack_arena_find_locked(uid);
+	if (ka)
+		actrack_karena_get(ka);
+	mutex_unlock(&actrack_arenas_mutex);
+	return ka;
+}
+
+/*
+ * The list only grows until unload, so an index is a stable cursor for a
+ * netlink dump that is resumed later.  Return: a new reference or NULL.
+ */
+struct actrack_karena *actrack_arena_nth(unsigned long idx)
+{
+	struct actrack_karena *ka;
+
+	mutex_lock(&actrack_arenas_mutex);
+	list_for_each_entry(ka, &actrack_arenas, node) {
+		if (!idx--) {
+			actrack_karena_get(ka);
+			mutex_unlock(&actrack_arenas_mutex);
+			return ka;
+		}
+	}
+	mutex_unlock(&actrack_arenas_mutex);
+	return NULL;
+}
+
+unsigned int actrack_arenas_count(void)
+{
+	unsigned int n;
+
+	mutex_lock(&actrack_arenas_mutex);
+	n = actrack_nr_arenas;
+	mutex_unlock(&actrack_arenas_mutex);
+	return n;
+}
+
+/* out: cleanups, records_freed, corruption, reports_sent, reports_dropped */
+void actrack_arena_sum_counters(u64 out[5])
+{
+	struct actrack_karena *ka;
+
+	memset(out, 0, 5 * sizeof(*out));
+	mutex_lock(&actrack_arenas_mutex);
+	list_for_each_entry(ka, &actrack_arenas, node) {
+		out[0] += atomic64_read(&ka->stats.cleanups);
+		out[1] += atomic64_read(&ka->stats.records_freed);
+		out[2] += atomic64_read(&ka->stats.corruption);
+		out[3] += atomic64_read(&ka->stats.reports_sent);
+		out[4] += atomic64_read(&ka->stats.reports_dropped);
+	}
+	mutex_unlock(&actrack_arenas_mutex);
+}
+
+/*
+ * Keep @d (ownership passes to the ring) for GET_DEATHS.  The ring is
+ * bounded twice: deaths_kept entries and ACTRACK_RING_MAX_BYTES, oldest
+ * evicted first, so a uid that dies a lot cannot pin unbounded memory.
+ */
+void actrack_arena_store_death(struct actrack_karena *ka,
+			       struct actrack_death *d)
+{
+	u32 kept = actrack_deaths_kept;
+
+	mutex_lock(&ka->lock);
+	while (ka->ring_count &&
+	       (ka->ring_count == kept ||
+		ka->ring_bytes + d->bytes > ACTRACK_RING_MAX_BYTES)) {
+		u32 old = (ka->ring_head + kept - ka->ring_count) % kept;
+
+		ka->ring_bytes -= ka->ring[old]->bytes;
+		actrack_death_free(ka->ring[old]);
+		ka->ring[old] = NULL;
+		ka->ring_count--;
+	}
+	ka->ring[ka->ring_head] = d;
+	ka->ring_head = (ka->ring_head + 1) % kept;
+	ka->ring_count++;
+	ka->ring_bytes += d->bytes;
+	mutex_unlock(&ka->lock);
+}
+
+/*
+ * The boot id lives privately in the random driver; its only interface is
+ * the sysctl file.  Read it once, at load (insmod runs in the host's own
+ * namespaces, so no user can substitute the file), in the text byte order
+ * that userspace also uses.  Without /proc it stays zero: analyzers then
+ * fall back on boot_time_ns.
+ */
+static void actrack_read_boot_id(void)
+{
+	char text[UUID_STRING_LEN + 1];
+	struct file *filp;
+	loff_t pos = 0;
+	ssize_t n;
+
+	filp = filp_open("/proc/sys/kernel/random/boot_id", O_RDONLY, 0);
+	if (IS_ERR(filp))
+		return;
+	n = kernel_read(filp, text, UUID_STRING_LEN, &pos);
+	filp_close(filp, NULL);
+	if (n != UUID_STRING_LEN)
+		return;
+	text[UUID_STRING_LEN] = '\0';
+	if (uuid_parse(text, &actrack_boot_id))
+		uuid_copy(&actrack_boot_id, &uuid_null);
+}
+
+int actrack_arenas_init(void)
+{
+	actrack_read_boot_id();
+	return 0;
+}
+
+/* Drop the list's references; memory goes with the last user. */
+void actrack_arenas_exit(void)
+{
+	struct actrack_karena *ka, *tmp;
+
+	mutex_lock(&actrack_arenas_mutex);
+	list_for_each_entry_safe(ka, tmp, &actrack_arenas, node) {
+		list_del(&ka->node);
+		actrack_nr_arenas--;
+		actrack_karena_put(ka);
+	}
+	mutex_unlock(&actrack_arenas_mutex);
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/actrack: ioctls and mmap.
+ *
+ * An fd refers to one arena: by default the one of the euid that opened
+ * it (created on first need), or, after ACTRACK_IOC_SELECT, another uid's,
+ * read-only.  An fd opened without FMODE_WRITE is read-only as well.
+ *
+ * mmap offsets: ACTRACK_MMAP_ARENA (0) + n pages maps the arena from page n
+ * (MAP_SHARED only, within the arena); ACTRACK_MMAP_CLOCK maps the clock
+ * page, exactly one page, never writable.  Read-only mappings also lose
+ * VM_MAYWRITE, so mprotect() cannot make them writable later.  Mappings
+ * are inherited across fork (the child must be able to read, and the
+ * library re-attaches it as itself).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/user_namespace.h>
+#include <linux/vmalloc.h>
+#include "actrack.h"
+#include "compat.h"
+
+struct actrack_file {
+	struct mutex lock;		/* the fields below */
+	kuid_t uid;			/* whose arena */
+	struct actrack_karena *arena;	/* reference, or NULL until needed */
+	bool read_only;
+	bool mapped;			/* the arena was mmapped: no SELECT */
+};
+
+static int actrack_open(struct inode *inode, struct file *file)
+{
+	struct actrack_file *f;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	/* The opener's identity, like any file: an fd passed to another
+	 * process keeps referring to the opener's arena.
+	 */
+	f->uid = file->f_cred->euid;
+	f->read_only = !(file->f_mode & FMODE_WRITE);
+	file->private_data = f;
+	return 0;
+}
+
+static int actrack_release(struct inode *inode, struct file *file)
+{
+	struct actrack_file *f = file->private_data;
+
+	if (f->arena)
+		actrack_karena_put(f->arena);
+	kfree(f);
+	return 0;
+}
+
+/* Lock held.  Return: the fd's arena (not a new reference) or ERR_PTR. */
+static struct actrack_karena *actrack_file_arena_locked(struct actrack_file *f)
+{
+	struct actrack_karena *ka;
+
+	if (!f->arena) {
+		ka = actrack_arena_get_or_create(f->uid);
+		if (IS_ERR(ka))
+			return ka;
+		f->arena = ka;
+	}
+	return f->arena;
+}
+
+/* Return: a new reference to the fd's arena (created if needed). */
+static struct actrack_karena *actrack_file_arena(struct actrack_file *f,
+						 bool *read_only)
+{
+	struct actrack_karena *ka;
+
+	mutex_lock(&f->lock);
+	ka = actrack_file_arena_locked(f);
+	if (!IS_ERR(ka))
+		actrack_karena_get(ka);
+	if (read_only)
+		*read_only = f->read_only;
+	mutex_unlock(&f->lock);
+	return ka;
+}
+
+static long actrack_ioc_version(void __user *argp)
+{
+	struct actrack_version v = {
+		.major = ACTRACK_ABI_MAJOR,
+		.minor = ACTRACK_ABI_MINOR,
+	};
+
+	return copy_to_user(argp, &v, sizeof(v)) ? -EFAULT : 0;
+}
+
+static long actrack_ioc_layout(struct actrack_file *f, void __user *argp)
+{
+	struct actrack_layout l;
+	struct actrack_karena *ka;
+	bool ro;
+
+	ka = actrack_file_arena(f, &ro);
+	if (IS_ERR(ka))
+		return PTR_ERR(ka);
+	memset(&l, 0, sizeof(l));
+	l.arena_size = ka->size;
+	l.flags = ro ? ACTRACK_LAYOUT_READONLY : 0;
+	l.arena_offset = ACTRACK_MMAP_ARENA;
+	l.clock_offset = ACTRACK_MMAP_CLOCK;
+	l.clock_size = PAGE_SIZE;
+	l.clock_word = 0;
+	l.uid = from_kuid_munged(current_user_ns(), ka->uid);
+	actrack_karena_put(ka);
+	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
+}
+
+static long actrack_ioc_attach(struct actrack_file *f, void __user *argp)
+{
+	struct actrack_attach at;
+	struct actrack_karena *ka;
+	bool ro;
+	int ret;
+
+	if (copy_from_user(&at, argp, sizeof(at)))
+		return -EFAULT;
+	if (at.flags || at.reserved[0] || at.reserved[1])
+		return -EINVAL;
+	mutex_lock(&f->lock);
+	ro = f->read_only;
+	mutex_unlock(&f->lock);
+	if (ro)
+		return -EPERM;
+	ka = actrack_file_arena(f, &ro);
+	if (IS_ERR(ka))
+		return PTR_ERR(ka);
+	if (ro) {	/* SELECTed meanwhile */
+		actrack_karena_put(ka);
+		return -EPERM;
+	}
+	ret = actrack_proc_attach(ka, &at.pid, &at.start_ticks);
+	actrack_karena_put(ka);
+	if (ret)
+		return ret;
+	/*
+	 * After exec, pid and start_ticks are those of the old image, whose
+	 * cleanup is queued by the exec probe.  Let it finish before this
+	 * image writes records that the cleanup would take for the old one.
+	 */
+	actrack_cleanup_flush();
+	return copy_to_user(argp, &at, sizeof(at)) ? -EFAULT : 0;
+}
+
+static bool actrack_privileged(void)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	return ns_capable(ns, CAP_SYS_PTRACE) || ns_capable(ns, CAP_SYS_ADMIN);
+}
+
+static long actrack_ioc_select(struct actrack_file *f, void __user *argp)
+{
+	struct actrack_select sel;
+	struct actrack_karena *ka;
+	kuid_t uid;
+	long ret = 0;
+
+	if (copy_from_user(&sel, argp, sizeof(sel)))
+		return -EFAULT;
+	if (sel.flags || sel.reserved)
+		return -EINVAL;
+	uid = make_kuid(current_user_ns(), sel.uid);
+	if (!uid_valid(uid))
+		return -EINVAL;
+	/*
+	 * Another uid's arena, like ptrace: privilege in our user namespace
+	 * over the uids mapped into it.  Our own needs none (read-only).
+	 */
+	if (!uid_eq(uid, current_euid()) && !actrack_privileged())
+		return -EPERM;
+
+	mutex_lock(&f->lock);
+	if (f->mapped) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ka = actrack_arena_lookup(uid);
+	if (!ka) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (f->arena)
+		actrack_karena_put(f->arena);
+	f->arena = ka;
+	f->uid = uid;
+	f->read_only = true;
+out:
+	mutex_unlock(&f->lock);
+	return ret;
+}
+
+static long actrack_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct actrack_file *f = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case ACTRACK_IOC_VERSION:
+		return actrack_ioc_version(argp);
+	case ACTRACK_IOC_LAYOUT:
+		return actrack_ioc_layout(f, argp);
+	case ACTRACK_IOC_ATTACH:
+		return actrack_ioc_attach(f, argp);
+	case ACTRACK_IOC_SELECT:
+		return actrack_ioc_select(f, argp);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* Each vma holds a reference: the arena outlives fds and the module's
+ * list as long as it is mapped (fork, split and mremap call open).
+ */
+static void actrack_vm_open(struct vm_area_struct *vma)
+{
+	actrack_karena_get(vma->vm_private_data);
+}
+
+static void actrack_vm_close(struct vm_area_struct *vma)
+{
+	actrack_karena_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct actrack_arena_vm_ops = {
+	.open = actrack_vm_open,
+	.close = actrack_vm_close,
+};
+
+static int actrack_mmap_clock(struct vm_area_struct *vma)
+{
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	actrack_vm_flags_clear(vma, VM_MAYWRITE);
+	return actrack_clock_mmap(vma);
+}
+
+static int actrack_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct actrack_file *f = file->private_data;
+	unsigned long pages = vma_pages(vma);
+	unsigned long arena_pages;
+	struct actrack_karena *ka;
+	int ret;
+
+	/* VM_MAYSHARE, not VM_SHARED: the VFS drops VM_SHARED from a shared
+	 * mapping of an fd opened read-only, which must still work.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_pgoff == ACTRACK_MMAP_CLOCK >> PAGE_SHIFT)
+		return actrack_mmap_clock(vma);
+	if (vma->vm_pgoff >= ACTRACK_MMAP_CLOCK >> PAGE_SHIFT)
+		return -EINVAL;
+
+	/* Under mmap_lock: f->lock nests inside it (ioctls never take
+	 * mmap_lock while holding f->lock).
+	 */
+	mutex_lock(&f->lock);
+	ka = actrack_file_arena_locked(f);
+	if (IS_ERR(ka)) {
+		ret = PTR_ERR(ka);
+		goto out;
+	}
+	arena_pages = ka->size >> PAGE_SHIFT;
+	if (vma->vm_pgoff >= arena_pages || pages > arena_pages - vma->vm_pgoff) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (f->read_only) {
+		if (vma->vm_flags & VM_WRITE) {
+			ret = -EPERM;
+			goto out;
+		}
+		actrack_vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	ret = remap_vmalloc_range(vma, ka->mem, vma->vm_pgoff);
+	if (ret)
+		goto out;
+	actrack_karena_get(ka);
+	vma->vm_private_data = ka;
+	vma->vm_ops = &actrack_arena_vm_ops;
+	f->mapped = true;
+out:
+	mutex_unlock(&f->lock);
+	return ret;
+}
+
+static const struct file_operations actrack_fops = {
+	.owner = THIS_MODULE,
+	.open = actrack_open,
+	.release = actrack_release,
+	.unlocked_ioctl = actrack_ioctl,
+	/* Every argument is a pointer to a struct laid out alike on 32 and
+	 * 64 bit.
+	 */
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = actrack_mmap,
+};
+
+static struct miscdevice actrack_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = ACTRACK_DEVICE_NAME,
+	.fops = &actrack_fops,
+	/* Everyone may open: what an fd can reach is decided per uid. */
+	.mode = 0666,
+};
+
+int actrack_device_init(void)
+{
+	int ret;
+
+	ret = misc_register(&actrack_misc);
+	if (ret)
+		pr_err("cannot register /dev/%s: %d\n", ACTRACK_DEVICE_NAME, ret);
+	return ret;
+}
+
+void actrack_device_exit(void)
+{
+	misc_deregister(&actrack_misc);
+}

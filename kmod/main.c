@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * actrack.ko: always-on activity tracking for crash and hang forensics.
+ *
+ * Module parameters and the order in which the parts come up and go down.
+ * Everything a later part uses is up before it: the device (the only way
+ * in for userspace) comes last, so no process can attach before the exit
+ * hook that must see its death is in place.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mm.h>
+#include "actrack.h"
+
+unsigned int actrack_arena_size = ACTRACK_DEFAULT_ARENA_SIZE;
+module_param_named(arena_size, actrack_arena_size, uint, 0444);
+MODULE_PARM_DESC(arena_size, "bytes per arena (65536..268435456, rounded up to pages)");
+
+unsigned int actrack_max_arenas = ACTRACK_DEFAULT_MAX_ARENAS;
+module_param_named(max_arenas, actrack_max_arenas, uint, 0444);
+MODULE_PARM_DESC(max_arenas, "most arenas (uids) at a time (1..4096)");
+
+unsigned int actrack_deaths_kept = ACTRACK_DEFAULT_DEATHS_KEPT;
+module_param_named(deaths_kept, actrack_deaths_kept, uint, 0444);
+MODULE_PARM_DESC(deaths_kept, "death reports kept per arena for GET_DEATHS (1..4096)");
+
+static int __init actrack_check_params(void)
+{
+	if (actrack_arena_size < ACTRACK_ARENA_MIN_SIZE ||
+	    actrack_arena_size > ACTRACK_ARENA_MAX_SIZE) {
+		pr_err("arena_size %u outside %u..%u\n", actrack_arena_size,
+		       ACTRACK_ARENA_MIN_SIZE, ACTRACK_ARENA_MAX_SIZE);
+		return -EINVAL;
+	}
+	/* MAX_SIZE is a multiple of any page size, so this stays in range;
+	 * pages are also multiples of ACTRACK_BLOCK_ALIGN.
+	 */
+	actrack_arena_size = PAGE_ALIGN(actrack_arena_size);
+	if (actrack_max_arenas < 1 ||
+	    actrack_max_arenas > ACTRACK_MAX_ARENAS_LIMIT) {
+		pr_err("max_arenas %u outside 1..%u\n", actrack_max_arenas,
+		       ACTRACK_MAX_ARENAS_LIMIT);
+		return -EINVAL;
+	}
+	if (actrack_deaths_kept < 1 ||
+	    actrack_deaths_kept > ACTRACK_DEATHS_KEPT_LIMIT) {
+		pr_err("deaths_kept %u outside 1..%u\n", actrack_deaths_kept,
+		       ACTRACK_DEATHS_KEPT_LIMIT);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init actrack_init(void)
+{
+	int ret;
+
+	ret = actrack_check_params();
+	if (ret)
+		return ret;
+	ret = actrack_clock_init();
+	if (ret)
+		goto err_clock;
+	ret = actrack_arenas_init();
+	if (ret)
+		goto err_arenas;
+	ret = actrack_netlink_init();
+	if (ret)
+		goto err_netlink;
+	ret = actrack_cleanup_init();
+	if (ret)
+		goto err_cleanup;
+	ret = actrack_exit_hook_init();
+	if (ret)
+		goto err_exit_hook;
+	ret = actrack_device_init();
+	if (ret)
+		goto err_device;
+	pr_info("ABI %u.%u, arena %u bytes, up to %u arenas\n",
+		ACTRACK_ABI_MAJOR, ACTRACK_ABI_MINOR, actrack_arena_size,
+		actrack_max_arenas);
+	return 0;
+
+err_device:
+	actrack_exit_hook_exit();
+err_exit_hook:
+	actrack_cleanup_exit();
+err_cleanup:
+	actrack_netlink_exit();
+err_netlink:
+	actrack_arenas_exit();
+err_arenas:
+	actrack_clock_exit();
+err_clock:
+	return ret;
+}
+
+/*
+ * No fd and no mapping of /dev/actrack exists here (each pins the module),
+ * but processes may still be attached: the exit hook goes first and drops
+ * them, the cleanup queue drains (it may still send reports, so netlink
+ * outlives it), and the arenas go last.
+ */
+static void __exit actrack_exit(void)
+{
+	actrack_device_exit();
+	actrack_exit_hook_exit();
+	actrack_cleanup_exit();
+	actrack_netlink_exit();
+	actrack_arenas_exit();
+	actrack_clock_exit();
+}
+
+module_init(actrack_init);
+module_exit(actrack_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("actrack authors");
+MODULE_DESCRIPTION("actrack: activity tracking arenas, death reports and cleanup");

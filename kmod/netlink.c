@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The "actrack" generic netlink family: death reports, recent deaths and
+ * counters.
+ *
+ * Death reports name other users' command lines and what their threads
+ * were doing, so they are not multicast: any user may join a genetlink
+ * multicast group on 6.1, which has no per-listener filter.  Each report
+ * is unicast to every subscribed socket whose owner may see it: the same
+ * uid as the dead process, or a subscriber that asked for all uids and was
+ * privileged (CAP_SYS_PTRACE or CAP_SYS_ADMIN) in its user namespace when
+ * it subscribed; it then sees the uids mapped into that namespace.
+ * Sends never block: a full socket loses the report (counted).
+ *
+ * Every message renders a struct actrack_death from kernel memory; pids
+ * and start_ticks are as the attaching process saw them, uids as the
+ * reader's user namespace sees them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/user_namespace.h>
+#include <linux/notifier.h>
+#include <linux/netlink.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+#include <net/net_namespace.h>
+#include "actrack.h"
+
+struct actrack_sub {
+	struct list_head node;
+	struct net *net;			/* reference */
+	u32 portid;
+	kuid_t uid;
+	struct user_namespace *user_ns;		/* reference */
+	bool all_uids;
+};
+
+static LIST_HEAD(actrack_subs);
+static DEFINE_MUTEX(actrack_subs_mutex);
+static unsigned int actrack_nr_subs;
+
+static struct genl_family actrack_genl_family;
+
+/* The whole message format, for policy dumps and validation. */
+static const struct nla_policy actrack_thread_policy[ACTRACK_T_MAX + 1] = {
+	[ACTRACK_T_TID]		= { .type = NLA_U32 },
+	[ACTRACK_T_NAME]	= { .type = NLA_NUL_STRING, .len = 31 },
+	[ACTRACK_T_DEPTH]	= { .type = NLA_U32 },
+	[ACTRACK_T_FATAL_SIGNO]	= { .type = NLA_U32 },
+	[ACTRACK_T_FATAL_CODE]	= { .type = NLA_U32 },
+	[ACTRACK_T_FATAL_ADDR]	= { .type = NLA_U64 },
+	[ACTRACK_T_FATAL_PC]	= { .type = NLA_U64 },
+	[ACTRACK_T_ACTIVITY]	= NLA_POLICY_EXACT_LEN(sizeof(struct actrack_activity)),
+	[ACTRACK_T_TORN]	= { .type = NLA_FLAG },
+};
+
+static const struct nla_policy actrack_stats_policy[ACTRACK_S_MAX + 1] = {
+	[ACTRACK_S_ARENAS]		= { .type = NLA_U64 },
+	[ACTRACK_S_BYTES_USED]		= { .type = NLA_U64 },
+	[ACTRACK_S_ARENA_SIZE]		= { .type = NLA_U64 },
+	[ACTRACK_S_ATTACHED]		= { .type = NLA_U64 },
+	[ACTRACK_S_CLEANUPS]		= { .type = NLA_U64 },
+	[ACTRACK_S_RECORDS_FREED]	= { .type = NLA_U64 },
+	[ACTRACK_S_CORRUPTION]		= { .type = NLA_U64 },
+	[ACTRACK_S_REPORTS_SENT]	= { .type = NLA_U64 },
+	[ACTRACK_S_REPORTS_DROPPED]	= { .type = NLA_U64 },
+	[ACTRACK_S_BYTES_FREE]		= { .type = NLA_U64 },
+};
+
+static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
+	[ACTRACK_A_PID]		= { .type = NLA_U32 },
+	[ACTRACK_A_START_TICKS]	= { .type = NLA_U64 },
+	[ACTRACK_A_UID]		= { .type = NLA_U32 },
+	[ACTRACK_A_WAIT_STATUS]	= { .type = NLA_U32 },
+	[ACTRACK_A_EXIT_CODE]	= { .type = NLA_U32 },
+	[ACTRACK_A_SIGNAL]	= { .type = NLA_U32 },
+	[ACTRACK_A_CORE_DUMPED]	= { .type = NLA_FLAG },
+	[ACTRACK_A_EXIT_TIME_NS] = { .type = NLA_U64 },
+	[ACTRACK_A_PHASE]	= NLA_POLICY_MAX(NLA_U32, ACTRACK_PHASE_MAX),
+	[ACTRACK_A_CMDLINE]	= { .type = NLA_BINARY, .len = ACTRACK_CMDLINE_MAX },
+	[ACTRACK_A_THREAD]	= NLA_POLICY_NESTED(actrack_thread_policy),
+	[ACTRACK_A_SEQ]		= { .type = NLA_U64 },
+	[ACTRACK_A_FLAGS]	= { .type = NLA_U32 },
+	[ACTRACK_A_STATS]	= NLA_POLICY_NESTED(actrack_stats_policy),
+	[ACTRACK_A_ALL_UIDS]	= { .type = NLA_FLAG },
+	[ACTRACK_A_MODULE]	= NLA_POLICY_EXACT_LEN(sizeof(struct actrack_module)),
+};
+
+/* Requests: SUBSCRIBE and GET_DEATHS take ALL_UIDS, nothing else does.
+ * Strict validation rejects any attribute left NLA_UNSPEC here.
+ */
+static const struct nla_policy actrack_req_policy[ACTRACK_A_MAX + 1] = {
+	[ACTRACK_A_ALL_UIDS]	= { .type = NLA_FLAG },
+};
+
+static const struct nla_policy actrack_none_policy[ACTRACK_A_MAX + 1] = {
+};
+
+/*
+ * Privileged for ALL_UIDS: like GENL_UNS_ADMIN_PERM, both the socket's
+ * opener and the sender must hold the capability, here in the sender's
+ * own user namespace (the uids it will see are the ones mapped there).
+ */
+static bool actrack_nl_privileged(const struct sk_buff *skb)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	return netlink_ns_capable(skb, ns, CAP_SYS_PTRACE) ||
+	       netlink_ns_capable(skb, ns, CAP_SYS_ADMIN);
+}
+
+static bool actrack_may_see(kuid_t reader, struct user_namespace *ns,
+			    bool all_uids, kuid_t uid)
+{
+	if (uid_eq(reader, uid))
+		return true;
+	return all_uids && kuid_has_mapping(ns, uid);
+}
+
+static void actrack_sub_free(struct actrack_sub *s)
+{
+	put_user_ns(s->user_ns);
+	put_net(s->net);
+	kfree(s);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rendering a death report                                                */
+/* ---------------------------------------------------------------------- */
+
+static size_t actrack_thread_msg_size(void)
+{
+	return nla_total_size(0) +		/* the nest */
+	       nla_total_size(4) * 4 +		/* tid, depth, signo, code */
+	       nla_total_size(32) +		/* name */
+	       nla_total_size_64bit(8) * 2 +	/* fatal addr, pc */
+	       nla_total_size(0);		/* torn */
+}
+
+static size_t actrack_death_msg_size(const struct actrack_death *d)
+{
+	return nla_total_size(4) * 6 +		/* pid uid status code/sig
+						 * phase flags
+						 */
+	       nla_total_size(0) +		/* core dumped */
+	       nla_total_size_64bit(8) * 3 +	/* start, exit time, seq */
+	       nla_total_size(d->cmdline_len) +
+	       d->nr_threads * actrack_thread_msg_size() +
+	       d->nr_acts * nla_total_size(sizeof(struct actrack_activity)) +
+	       d->nr_modules * nla_total_size(sizeof(struct actrack_module));
+}
+
+/* One ACTRACK_A_THREAD with its first @max_acts activities. */
+static int actrack_put_thread(struct sk_buff *skb, const struct actrack_death *d,
+			      const struct actrack_death_thread *t, u32 max_acts)
+{
+	u32 i, n = min(t->nr_acts, max_acts);
+	struct nlattr *nest;
+
+	nest = nla_nest_start(skb, ACTRACK_A_THREAD);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, ACTRACK_T_TID, t->tid))
+		goto cancel;
+	if (t->torn) {
+		/* Nothing of it was stable: only who it was. */
+		if (nla_put_flag(skb, ACTRACK_T_TORN))
+			goto cancel;
+		goto end;
+	}
+	if (nla_put_string(skb, ACTRACK_T_NAME, t->name) ||
+	    nla_put_u32(skb, ACTRACK_T_DEPTH, t->depth) ||
+	    nla_put_u32(skb, ACTRACK_T_FATAL_SIGNO, (u32)t->fatal_signo) ||
+	    nla_put_u32(skb, ACTRACK_T_FATAL_CODE, (u32)t->fatal_code) ||
+	    nla_put_u64_64bit(skb, ACTRACK_T_FATAL_ADDR, t->fatal_addr,
+			      ACTRACK_T_PAD) ||
+	    nla_put_u64_64bit(skb, ACTRACK_T_FATAL_PC, t->fatal_pc,
+			      ACTRACK_T_PAD))
+		goto cancel;
+	/* Slot 0 is the first push: outermost first. */
+	for (i = 0; i < n; i++)
+		if (nla_put(skb, ACTRACK_T_ACTIVITY,
+			    sizeof(struct actrack_activity),
+			    &d->acts[t->first_act + i]))
+			goto cancel;
+end:
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+/*
+ * One ACTRACK_CMD_DEATH message.  With @may_truncate, threads that do not
+ * fit are left out and ACTRACK_DEATH_TRUNCATED is set (a dump skb can be
+ * smaller than a whole report); otherwise the message is all or nothing.
+ */
+static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
+			     struct user_namespace *ns, u32 portid, u32 seq,
+			     int nlflags, bool may_truncate)
+{
+	u32 status = d->wait_status, sig = status & 0x7f, flags = d->flags;
+	struct nlattr *flags_attr;
+	void *hdr;
+	u32 i;
+
+	hdr = genlmsg_put(skb, portid, seq, &actrack_genl_family, nlflags,
+			  ACTRACK_CMD_DEATH);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, ACTRACK_A_PID, d->pid) ||
+	    nla_put_u64_64bit(skb, ACTRACK_A_START_TICKS, d->start_ticks,
+			      ACTRACK_A_PAD) ||
+	    nla_put_u32(skb, ACTRACK_A_UID, from_kuid_munged(ns, d->uid)) ||
+	    nla_put_u32(skb, ACTRACK_A_WAIT_STATUS, status) ||
+	    nla_put_u64_64bit(skb, ACTRACK_A_EXIT_TIME_NS, d->exit_time_ns,
+			      ACTRACK_A_PAD) ||
+	    nla_put_u64_64bit(skb, ACTRACK_A_SEQ, d->seq, ACTRACK_A_PAD))
+		goto cancel;
+	/* Decoded as WIFEXITED / WIFSIGNALED would. */
+	if (sig == 0) {
+		if (nla_put_u32(skb, ACTRACK_A_EXIT_CODE, (status >> 8) & 0xff))
+			goto cancel;
+	} else if (sig != 0x7f) {
+		if (nla_put_u32(skb, ACTRACK_A_SIGNAL, sig))
+			goto cancel;
+		if ((status & 0x80) && nla_put_flag(skb, ACTRACK_A_CORE_DUMPED))
+			goto cancel;
+	}
+	if (d->has_phase && nla_put_u32(skb, ACTRACK_A_PHASE, d->phase))
+		goto cancel;
+	if (d->cmdline_len &&
+	    nla_put(skb, ACTRACK_A_CMDLINE, d->cmdline_len, d->cmdline))
+		goto cancel;
+	/* Filled in last: truncation is only known at the end. */
+	flags_attr = nla_reserve(skb, ACTRACK_A_FLAGS, sizeof(u32));
+	if (!flags_attr)
+		goto cancel;
+	for (i = 0; i < d->nr_threads; i++) {
+		const struct actrack_death_thread *t = &d->threads[i];
+		size_t room, head = actrack_thread_msg_size();
+
+		if (!actrack_put_thread(skb, d, t, t->nr_acts))
+			continue;
+		if (!may_truncate)
+			goto cancel;
+		flags |= ACTRACK_DEATH_TRUNCATED;
+		/*
+		 * Keep what fits of this thread: its outermost activities
+		 * (a prefix, so their depth stays their index).
+		 */
+		room = skb_tailroom(skb);
+		if (room > head)
+			actrack_put_thread(skb, d, t, (room - head) /
+				nla_total_size(sizeof(struct actrack_activity)));
+		goto done;
+	}
+	/* After the threads: if something must be cut, it is these. */
+	for (i = 0; i < d->nr_modules; i++) {
+		if (!nla_put(skb, ACTRACK_A_MODULE, sizeof(d->modules[i]),
+			     &d->modules[i]))
+			continue;
+		if (!may_truncate)
+			goto cancel;
+		flags |= ACTRACK_DEATH_TRUNCATED;
+		break;
+	}
+done:
+	*(u32 *)nla_data(flags_attr) = flags;
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* Context: the cleanup work (process context, may sleep). */
+void actrack_netlink_report(struct actrack_karena *ka,
+			    const struct actrack_death *d)
+{
+	size_t size = actrack_death_msg_size(d);
+	struct actrack_sub *s, *tmp;
+	struct sk_buff *skb;
+	bool trunc;
+	int err;
+
+	mutex_lock(&actrack_subs_mutex);
+	list_for_each_entry_safe(s, tmp, &actrack_subs, node) {
+		if (!actrack_may_see(s->uid, s->user_ns, s->all_uids, d->uid))
+			continue;
+		/*
+		 * A big report needs a high-order allocation; rather than
+		 * lose it, fall back to a page-sized, truncated one.
+		 */
+		trunc = false;
+		skb = genlmsg_new(size, GFP_KERNEL | __GFP_NOWARN);
+		if (!skb) {
+			trunc = true;
+			skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+		}
+		if (!skb) {
+			atomic64_inc(&ka->stats.reports_dropped);
+			continue;
+		}
+		/* Rendered per subscriber: the uid is its namespace's. */
+		if (actrack_put_death(skb, d, s->user_ns, 0, 0, 0, trunc)) {
+			nlmsg_free(skb);
+			atomic64_inc(&ka->stats.reports_dropped);
+			continue;
+		}
+		err = genlmsg_unicast(s->net, skb, s->portid);
+		if (!err) {
+			atomic64_inc(&ka->stats.reports_sent);
+			continue;
+		}
+		atomic64_inc(&ka->stats.reports_dropped);
+		if (err == -ECONNREFUSED) {
+			/* No such socket any more (URELEASE raced us). */
+			list_del(&s->node);
+			actrack_nr_subs--;
+			actrack_sub_free(s);
+		}
+	}
+	mutex_unlock(&actrack_subs_mutex);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Subscriptions                                                           */
+/* ---------------------------------------------------------------------- */
+
+static struct actrack_sub *actrack_sub_find(struct net *net, u32 portid)
+{
+	struct actrack_sub *s;
+
+	list_for_each_entry(s, &actrack_subs, node)
+		if (net_eq(s->net, net) && s->portid == portid)
+			return s;
+	return NULL;
+}
+
+static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
+{
+	bool all = info->attrs[ACTRACK_A_ALL_UIDS];
+	struct net *net = genl_info_net(info);
+	kuid_t uid = current_euid();
+	struct actrack_sub *s, *it;
+	unsigned int same_uid = 0;
+	int ret = 0;
+
+	if (all && !actrack_nl_privileged(skb))
+		return -EPERM;
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+
+	mutex_lock(&actrack_subs_mutex);
+	it = actrack_sub_find(net, info->snd_portid);
+	if (it) {
+		/* Subscribing again updates the subscription in place. */
+		put_user_ns(it->user_ns);
+		it->user_ns = get_user_ns(current_user_ns());
+		it->uid = uid;
+		it->all_uids = all;
+		kfree(s);
+		goto out;
+	}
+	list_for_each_entry(it, &actrack_subs, node)
+		if (uid_eq(it->uid, uid))
+			same_uid++;
+	/* Each costs a message per death: bound them, per uid too, so one
+	 * user cannot crowd out the others.
+	 */
+	if (actrack_nr_subs >= ACTRACK_MAX_SUBS ||
+	    same_uid >= ACTRACK_MAX_SUBS_PER_UID) {
+		kfree(s);
+		ret = -ENOSPC;
+		goto out;
+	}
+	s->net = get_net(net);
+	s->portid = info->snd_portid;
+	s->uid = uid;
+	s->user_ns = get_user_ns(current_user_ns());
+	s->all_uids = all;
+	list_add_tail(&s->node, &actrack_subs);
+	actrack_nr_subs++;
+out:
+	mutex_unlock(&actrack_subs_mutex);
+	return ret;
+}
+
+static bool actrack_sub_remove(struct net *net, u32 portid)
+{
+	struct actrack_sub *s;
+
+	mutex_lock(&actrack_subs_mutex);
+	s = actrack_sub_find(net, portid);
+	if (s) {
+		list_del(&s->node);
+		actrack_nr_subs--;
+	}
+	mutex_unlock(&actrack_subs_mutex);
+	if (!s)
+		return false;
+	actrack_sub_free(s);
+	return true;
+}
+
+static int actrack_nl_unsubscribe(struct sk_buff *skb, struct genl_info *info)
+{
+	return actrack_sub_remove(genl_info_net(info), info->snd_portid) ?
+	       0 : -ENOENT;
+}
+
+/* A socket that goes away takes its subscription with it. */
+static int actrack_nl_notify(struct notifier_block *nb, unsigned long state,
+			     void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (state == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC)
+		actrack_sub_remove(n->net, n->portid);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block actrack_nl_notifier = {
+	.notifier_call = actrack_nl_notify,
+};
+
+/* ---------------------------------------------------------------------- */
+/* GET_DEATHS (dump) and GET_STATS                                         */
+/* ---------------------------------------------------------------------- */
+
+/* cb->args: the dump's identity is fixed at start (the sender's). */
+enum {
+	ACTRACK_CB_ALL,		/* 1: own uid, 2: all uids */
+	ACTRACK_CB_UID,		/* the sender's euid (kuid value) */
+	ACTRACK_CB_ARENA,	/* index into the arena list */
+	ACTRACK_CB_SEQ,		/* last seq sent from that arena */
+	ACTRACK_CB_USERNS,	/* struct user_namespace *, referenced */
+};
+
+static int actrack_nl_deaths_start(struct netlink_callback *cb)
+{
+	struct nlattr *tb[ACTRACK_A_MAX + 1];
+	bool all;
+	int err;
+
+	err = nlmsg_parse(cb->nlh, GENL_HDRLEN, tb, ACTRACK_A_MAX,
+			  actrack_req_policy, NULL);
+	if (err)
+		return err;
+	all = tb[ACTRACK_A_ALL_UIDS];
+	if (all && !actrack_nl_privileged(cb->skb))
+		return -EPERM;
+	cb->args[ACTRACK_CB_ALL] = all ? 2 : 1;
+	cb->args[ACTRACK_CB_UID] = __kuid_val(current_euid());
+	cb->args[ACTRACK_CB_ARENA] = 0;
+	cb->args[ACTRACK_CB_SEQ] = 0;
+	cb->args[ACTRACK_CB_USERNS] = (long)get_user_ns(current_user_ns());
+	return 0;
+}
+
+static int actrack_nl_deaths_done(struct netlink_callback *cb)
+{
+	struct user_namespace *ns = (void *)cb->args[ACTRACK_CB_USERNS];
+
+	if (ns)
+		put_user_ns(ns);
+	return 0;
+}
+
+/* Return: 0 when the arena is done, -EMSGSIZE when the skb is full. */
+static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
+			     struct actrack_karena *ka,
+			     struct user_namespace *ns)
+{
+	u32 kept = actrack_deaths_kept, i;
+	int ret = 0;
+
+	mutex_lock(&ka->lock);
+	for (i = 0; i < ka->ring_count; i++) {
+		struct actrack_death *d;
+
+		d = ka->ring[(ka->ring_head + kept - ka->ring_count + i) % kept];
+		if (d->seq <= (u64)cb->args[ACTRACK_CB_SEQ])
+			continue;
+		/* Alone in a fresh skb a report may be cut; else retry it in
+		 * the next skb.
+		 */
+		if (actrack_put_death(skb, d, ns, NETLINK_CB(cb->skb).portid,
+				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
+				      skb->len == 0) && skb->len) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		cb->args[ACTRACK_CB_SEQ] = d->seq;
+	}
+	mutex_unlock(&ka->lock);
+	return ret;
+}
+
+static int actrack_nl_deaths_dump(struct sk_buff *skb,
+				  struct netlink_callback *cb)
+{
+	struct user_namespace *ns = (void *)cb->args[ACTRACK_CB_USERNS];
+	bool all = cb->args[ACTRACK_CB_ALL] == 2;
+	kuid_t uid = KUIDT_INIT((uid_t)cb->args[ACTRACK_CB_UID]);
+	struct actrack_karena *ka;
+	int err = 0;
+
+	/* Bounded: max_arenas arenas, each ring deaths_kept long. */
+	while ((ka = actrack_arena_nth(cb->args[ACTRACK_CB_ARENA]))) {
+		if (actrack_may_see(uid, ns, all, ka->uid))
+			err = actrack_dump_ring(skb, cb, ka, ns);
+		actrack_karena_put(ka);
+		if (err)
+			break;
+		cb->args[ACTRACK_CB_ARENA]++;
+		cb->args[ACTRACK_CB_SEQ] = 0;
+	}
+	return skb->len;
+}
+
+static int actrack_put_stat(struct sk_buff *skb, int type, u64 v)
+{
+	return nla_put_u64_64bit(skb, type, v, ACTRACK_S_PAD);
+}
+
+static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	struct actrack_karena *ka;
+	struct nlattr *nest;
+	struct sk_buff *msg;
+	u64 sum[5];
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &actrack_genl_family, 0,
+				ACTRACK_CMD_GET_STATS);
+	if (!hdr)
+		goto nospace;
+	nest = nla_nest_start(msg, ACTRACK_A_STATS);
+	if (!nest)
+		goto nospace;
+	actrack_arena_sum_counters(sum);
+	if (actrack_put_stat(msg, ACTRACK_S_ARENAS, actrack_arenas_count()) ||
+	    actrack_put_stat(msg, ACTRACK_S_ATTACHED, actrack_attached_count()) ||
+	    actrack_put_stat(msg, ACTRACK_S_CLEANUPS, sum[0]) ||
+	    actrack_put_stat(msg, ACTRACK_S_RECORDS_FREED, sum[1]) ||
+	    actrack_put_stat(msg, ACTRACK_S_CORRUPTION, sum[2]) ||
+	    actrack_put_stat(msg, ACTRACK_S_REPORTS_SENT, sum[3]) ||
+	    actrack_put_stat(msg, ACTRACK_S_REPORTS_DROPPED, sum[4]))
+		goto nospace;
+	/* The caller's own arena, if it has one (never created here). */
+	ka = actrack_arena_lookup(current_euid());
+	if (ka) {
+		struct actrack_arena a;
+		int err;
+
+		actrack_karena_view(ka, &a);
+		err = actrack_put_stat(msg, ACTRACK_S_ARENA_SIZE, ka->size) ||
+		      actrack_put_stat(msg, ACTRACK_S_BYTES_USED,
+				       actrack_arena_used(&a)) ||
+		      actrack_put_stat(msg, ACTRACK_S_BYTES_FREE,
+				       actrack_arena_free_bytes(&a));
+		actrack_karena_put(ka);
+		if (err)
+			goto nospace;
+	}
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+nospace:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static const struct genl_ops actrack_genl_ops[] = {
+	{
+		.cmd = ACTRACK_CMD_SUBSCRIBE,
+		.doit = actrack_nl_subscribe,
+		.policy = actrack_req_policy,
+		.maxattr = ACTRACK_A_MAX,
+	},
+	{
+		.cmd = ACTRACK_CMD_UNSUBSCRIBE,
+		.doit = actrack_nl_unsubscribe,
+		.policy = actrack_none_policy,
+		.maxattr = ACTRACK_A_MAX,
+	},
+	{
+		.cmd = ACTRACK_CMD_GET_DEATHS,
+		.start = actrack_nl_deaths_start,
+		.dumpit = actrack_nl_deaths_dump,
+		.done = actrack_nl_deaths_done,
+		.policy = actrack_req_policy,
+		.maxattr = ACTRACK_A_MAX,
+	},
+	{
+		.cmd = ACTRACK_CMD_GET_STATS,
+		.doit = actrack_nl_stats,
+		.policy = actrack_none_policy,
+		.maxattr = ACTRACK_A_MAX,
+	},
+};
+
+static struct genl_family actrack_genl_family = {
+	.name = ACTRACK_GENL_NAME,
+	.version = ACTRACK_GENL_VERSION,
+	.maxattr = ACTRACK_A_MAX,
+	.policy = actrack_policy,
+	.netnsok = true,
+	.module = THIS_MODULE,
+	.ops = actrack_genl_ops,
+	.n_ops = ARRAY_SIZE(actrack_genl_ops),
+	/* resv_start_op stays 0: every command is strictly validated. */
+};
+
+int actrack_netlink_init(void)
+{
+	int ret;
+
+	ret = genl_register_family(&actrack_genl_family);
+	if (ret) {
+		pr_err("cannot register genetlink family: %d\n", ret);
+		return ret;
+	}
+	ret = netlink_register_notifier(&actrack_nl_notifier);
+	if (ret) {
+		genl_unregister_family(&actrack_genl_family);
+		return ret;
+	}
+	return 0;
+}
+
+void actrack_netlink_exit(void)
+{
+	struct actrack_sub *s, *tmp;
+
+	netlink_unregister_notifier(&actrack_nl_notifier);
+	genl_unregister_family(&actrack_genl_family);
+	mutex_lock(&actrack_subs_mutex);
+	list_for_each_entry_safe(s, tmp, &actrack_subs, node) {
+		list_del(&s->node);
+		actrack_sub_free(s);
+	}
+	actrack_nr_subs = 0;
+	mutex_unlock(&actrack_subs_mutex);
+}

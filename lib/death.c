@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Death reports built in userspace, for file-backed arenas: what actrack.ko
+ * sends over netlink when it sees a process exit, built here by the
+ * launching parent after waitpid() (actrack_record_process_exit()).
+ *
+ * The dead process's records are read like any other reader reads them: it
+ * is gone, but its PID may already be reused and any process of the uid can
+ * write the arena, so every record is matched on (pid, start_ticks) from a
+ * checked copy, never from the live bytes, and bad data is flagged in the
+ * report instead of being believed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "internal.h"
+
+static uint64_t death_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void death_status(struct actrack_death *d, int ws)
+{
+	d->wait_status = ws;
+	if (WIFSIGNALED(ws)) {
+		d->signal = WTERMSIG(ws);
+		d->core_dumped = WCOREDUMP(ws) != 0;
+	} else if (WIFEXITED(ws)) {
+		d->exit_code = WEXITSTATUS(ws);
+	}
+}
+
+/* Phase and command line from the process record, if it is still there. */
+static void death_process(struct actrack_arena *a, struct actrack_death *d)
+{
+	struct actrack_process p;
+	uint32_t ref, n, i;
+	int ret;
+
+	ref = actrack_arena_find_process(a, d->pid, d->start_ticks);
+	if (!ref)
+		return;
+	ret = actrack_arena_copy_owned(a, ref, ACTRACK_TYPE_PROCESS, &p,
+				       sizeof(p));
+	if (ret < (int)sizeof(p))
+		return;		/* gone, torn or short: no phase to tell */
+	/* The record may have been freed and reused between the lookup and
+	 * the copy: trust only the copy's owner. */
+	if (!p.owner.data_id || p.owner.pid != d->pid ||
+	    p.owner.start_ticks != d->start_ticks || p.owner.tid != 0)
+		return;
+	d->phase = p.phase;
+	n = p.cmdline_size;
+	if (n > ACTRACK_CMDLINE_MAX)
+		n = ACTRACK_CMDLINE_MAX;
+	while (n && p.cmdline[n - 1] == '\0')
+		n--;
+	for (i = 0; i < n; i++)
+		d->cmdline[i] = p.cmdline[i] ? p.cmdline[i] : ' ';
+	d->cmdline[n] = '\0';
+	d->cmdline_size = n;
+}
+
+/* A thread whose copy was torn on every try: identity only, no stack. */
+static int death_torn(struct actrack_arena *a, uint32_t ref,
+		      struct actrack_death *d, struct actrack_death_thread *t)
+{
+	struct actrack_thread *live;
+	uint32_t id;
+	size_t i;
+
+	live = actrack_arena_get(a, ref, ACTRACK_TYPE_THREAD, sizeof(*live));
+	if (!live)
+		return -ENOENT;
+	id = at_load_acquire(&live->owner.data_id);
+	if (!id)
+		return -ENOENT;
+	t->tid = at_load(&live->owner.tid);
+	for (i = 0; i < sizeof(t->name) - 1; i++)
+		t->name[i] = at_load(&live->name[i]);
+	t->name[sizeof(t->name) - 1] = '\0';
+	t->depth = at_load(&live->depth);
+	at_fence_acquire();
+	if (at_load(&live->owner.data_id) != id ||
+	    at_load(&live->owner.pid) != d->pid ||
+	    at_load(&live->owner.start_ticks) != d->start_ticks)
+		return -ENOENT;
+	t->torn = true;
+	t->nr_activities = 0;
+	return 0;
+}
+
+static int death_add_thread(struct actrack_death *d, uint32_t *cap,
+			    const struct actrack_death_thread *t)
+{
+	struct actrack_death_thread *n;
+	uint32_t ncap;
+
+	if (d->nr_threads >= ACTRACK_DEATH_MAX_THREADS) {
+		d->flags |= ACTRACK_DEATH_TRUNCATED;
+		return 0;
+	}
+	if (d->nr_threads == *cap) {
+		ncap = *cap ? *cap * 2 : 8;
+		if (ncap > ACTRACK_DEATH_MAX_THREADS)
+			ncap = ACTRACK_DEATH_MAX_THREADS;
+		n = realloc(d->threads, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->threads = n;
+		*cap = ncap;
+	}
+	d->threads[d->nr_threads++] = *t;
+	return 0;
+}
+
+static int death_threads(struct actrack_arena *a, struct actrack_death *d)
+{
+	struct actrack_thread_copy *tc;
+	struct actrack_death_thread t;
+	struct actrack_arena_iter it;
+	uint32_t ref, cap = 0, nr;
+	int ret = 0;
+
+	tc = malloc(sizeof(*tc));
+	if (!tc)
+		return -ENOMEM;
+	actrack_arena_iter_init(&it, a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_THREAD, NULL))) {
+		struct actrack_thread *live;
+		int r;
+
+		/* Cheap filter on the live owner before the full copy; the
+		 * copy's owner is what decides. */
+		live = actrack_arena_get(a, ref, ACTRACK_TYPE_THREAD,
+					 sizeof(*live));
+		if (!live || at_load(&live->owner.pid) != d->pid ||
+		    at_load(&live->owner.start_ticks) != d->start_ticks)
+			continue;
+
+		memset(&t, 0, sizeof(t));
+		r = actrack_arena_copy_thread(a, ref, tc);
+		if (r == -EAGAIN) {
+			if (death_torn(a, ref, d, &t))
+				continue;
+		} else if (r == -ENOENT) {
+			continue;
+		} else if (r < 0) {
+			d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
+			continue;
+		} else {
+			if (!tc->hdr.owner.data_id ||
+			    tc->hdr.owner.pid != d->pid ||
+			    tc->hdr.owner.start_ticks != d->start_ticks)
+				continue;
+			t.tid = tc->hdr.owner.tid;
+			memcpy(t.name, tc->hdr.name, sizeof(t.name) - 1);
+			t.name[sizeof(t.name) - 1] = '\0';
+			t.depth = tc->hdr.depth;
+			t.fatal_signo = tc->hdr.fatal_signo;
+			t.fatal_code = tc->hdr.fatal_code;
+			t.fatal_addr = tc->hdr.fatal_addr;
+			t.fatal_pc = tc->hdr.fatal_pc;
+			/* The core bounds it already; it sizes a copy. */
+			nr = tc->nr_slots;
+			if (nr > ACTRACK_THREAD_MAX_SLOTS)
+				nr = ACTRACK_THREAD_MAX_SLOTS;
+			memcpy(t.activities, tc->slots,
+			       nr * sizeof(t.activities[0]));
+			t.nr_activities = nr;
+		}
+		ret = death_add_thread(d, &cap, &t);
+		if (ret)
+			break;
+	}
+	free(tc);
+	return ret;
+}
+
+void __actrack_free_death(struct actrack_death *d)
+{
+	if (!d)
+		return;
+	free(d->threads);
+	d->threads = NULL;
+	d->nr_threads = 0;
+}
+
+int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
+			  uint64_t start_ticks, int wait_status,
+			  struct actrack_death *d)
+{
+	const struct actrack_arena_header *h;
+	bool was_corrupt;
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	memset(d, 0, sizeof(*d));
+	if (!a || !a->base || a->size < ACTRACK_ARENA_HEADER_SIZE || !pid)
+		return -EINVAL;
+	d->pid = pid;
+	d->start_ticks = start_ticks;
+	d->exit_time_ns = death_now_ns();
+	death_status(d, wait_status);
+	h = a->base;
+	d->uid = at_load(&h->uid);
+
+	/* Report only what this walk met, not an old sticky flag; keep the
+	 * reader's flag as it was plus what we found. */
+	was_corrupt = a->corrupt;
+	a->corrupt = false;
+	death_process(a, d);
+	ret = death_threads(a, d);
+	if (a->corrupt)
+		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
+	a->corrupt = a->corrupt || was_corrupt;
+	if (ret) {
+		__actrack_free_death(d);
+		return ret;
+	}
+	return 0;
+}

@@ -1,0 +1,980 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The exit monitor: death reports of actrack.ko over generic netlink.
+ *
+ * Two sockets: the subscribed one only ever carries ACTRACK_CMD_DEATH
+ * unicasts (plus the SUBSCRIBE ack), so actrack_monitor_dispatch() never has
+ * to sort replies from reports; GET_DEATHS and GET_STATS run on a short-lived
+ * query socket.  Reports that the kernel queues between registering the
+ * subscription and sending its ack are kept and delivered by the first
+ * dispatch.
+ *
+ * Trust: a report is input from outside the process.  Only datagrams whose
+ * sender is the kernel (nl_pid 0) are looked at -- root can unicast to any
+ * netlink port -- and every attribute is validated (type, exact length)
+ * before use.  A message that does not parse is skipped whole and counted;
+ * a partial report is never delivered.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <libmnl/libmnl.h>
+
+#include "internal.h"
+
+/* Receive buffer: one datagram.  Grown to the size the kernel reports for
+ * the pending datagram (MSG_PEEK|MSG_TRUNC), up to the cap. */
+#define MON_BUF_INITIAL		(64U * 1024)
+#define MON_BUF_MAX		(16U * 1024 * 1024)
+/* Socket receive buffer asked for: a burst of deaths (a crashing process
+ * group) must not overflow it. */
+#define MON_RCVBUF		(4 * 1024 * 1024)
+/* How long a request may wait for the kernel's answer. */
+#define MON_REPLY_TIMEOUT_MS	5000
+/* Reports kept while waiting for the SUBSCRIBE ack. */
+#define MON_STASH_MAX		256
+
+struct mon_stash {
+	struct mon_stash *next;
+	struct nlmsghdr nlh[];	/* nlh->nlmsg_len bytes */
+};
+
+struct actrack_monitor {
+	struct mnl_socket *nl;		/* subscribed socket */
+	uint32_t flags;			/* ACTRACK_MONITOR_* */
+	uint16_t family;		/* generic netlink id of "actrack" */
+	uint32_t seq;
+	char *buf;
+	size_t buf_len;
+	struct mon_stash *stash, **stash_tail;
+	uint32_t nr_stash;
+	uint64_t malformed;		/* messages skipped */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Parsing                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Walk the attributes in [@start, @start + @len): like mnl_attr_for_each but
+ * bytes left over after the last whole attribute (a truncated attribute)
+ * make the set malformed instead of being silently ignored.  The last
+ * attribute may lack its alignment padding.
+ */
+typedef int (*mon_attr_fn)(const struct nlattr *attr, void *data);
+
+static int mon_walk(const void *start, size_t len, mon_attr_fn fn, void *data)
+{
+	const struct nlattr *attr = start;
+	long rem = (long)len;
+	int ret;
+
+	while (mnl_attr_ok(attr, (int)rem)) {
+		ret = fn(attr, data);
+		if (ret)
+			return ret;
+		rem -= MNL_ALIGN(attr->nla_len);
+		attr = mnl_attr_next(attr);
+	}
+	/* rem in (-MNL_ALIGNTO, 0]: the last attribute was unpadded. */
+	if (rem > 0)
+		return -EBADMSG;
+	return 0;
+}
+
+static int mon_check(const struct nlattr *attr, enum mnl_attr_data_type type,
+		     size_t len)
+{
+	int ret = len ? mnl_attr_validate2(attr, type, len) :
+			mnl_attr_validate(attr, type);
+
+	return ret < 0 ? -EBADMSG : 0;
+}
+
+struct thread_ctx {
+	struct actrack_death_thread *t;
+	uint32_t seen;			/* bitmap of T_* attributes met */
+};
+
+static int mon_thread_attr(const struct nlattr *attr, void *data)
+{
+	struct thread_ctx *c = data;
+	struct actrack_death_thread *t = c->t;
+	uint16_t type = mnl_attr_get_type(attr);
+	size_t n;
+	int ret;
+
+	/* Newer kernel: unknown attribute.  PAD (alignment of u64s on some
+	 * architectures) may appear any number of times. */
+	if (type > ACTRACK_T_MAX || type == ACTRACK_T_UNSPEC ||
+	    type == ACTRACK_T_PAD)
+		return 0;
+	/* Every attribute but ACTIVITY appears at most once. */
+	if (type != ACTRACK_T_ACTIVITY) {
+		if (c->seen & (1U << type))
+			return -EBADMSG;
+		c->seen |= 1U << type;
+	}
+	switch (type) {
+	case ACTRACK_T_TID:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			t->tid = mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_T_NAME:
+		ret = mon_check(attr, MNL_TYPE_STRING, 0);
+		if (ret)
+			return ret;
+		n = strnlen(mnl_attr_get_payload(attr),
+			    mnl_attr_get_payload_len(attr));
+		if (n >= sizeof(t->name))
+			n = sizeof(t->name) - 1;
+		memcpy(t->name, mnl_attr_get_payload(attr), n);
+		t->name[n] = '\0';
+		return 0;
+	case ACTRACK_T_DEPTH:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			t->depth = mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_T_FATAL_SIGNO:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			t->fatal_signo = (int32_t)mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_T_FATAL_CODE:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			t->fatal_code = (int32_t)mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_T_FATAL_ADDR:
+		ret = mon_check(attr, MNL_TYPE_U64, 0);
+		if (!ret)
+			t->fatal_addr = mnl_attr_get_u64(attr);
+		return ret;
+	case ACTRACK_T_FATAL_PC:
+		ret = mon_check(attr, MNL_TYPE_U64, 0);
+		if (!ret)
+			t->fatal_pc = mnl_attr_get_u64(attr);
+		return ret;
+	case ACTRACK_T_ACTIVITY:
+		ret = mon_check(attr, MNL_TYPE_BINARY,
+				sizeof(struct actrack_activity));
+		if (ret)
+			return ret;
+		/* The kernel stores at most that many per thread. */
+		if (t->nr_activities >= ACTRACK_THREAD_MAX_SLOTS)
+			return -EBADMSG;
+		/* Payload is only 4-byte aligned: copy, never cast. */
+		memcpy(&t->activities[t->nr_activities++],
+		       mnl_attr_get_payload(attr),
+		       sizeof(struct actrack_activity));
+		return 0;
+	case ACTRACK_T_TORN:
+		ret = mon_check(attr, MNL_TYPE_FLAG, 0);
+		if (!ret)
+			t->torn = true;
+		return ret;
+	default:
+		return 0;
+	}
+}
+
+struct death_ctx {
+	struct actrack_death *d;
+	uint32_t seen;			/* bitmap of A_* attributes met */
+	uint32_t nr_threads;		/* pass 1: count; pass 2: filled */
+	uint32_t max_threads;
+	bool has_status, has_exit_code, has_signal;
+	uint32_t exit_code, signal;
+};
+
+static int mon_death_attr(const struct nlattr *attr, void *data)
+{
+	struct death_ctx *c = data;
+	struct actrack_death *d = c->d;
+	uint16_t type = mnl_attr_get_type(attr);
+	const char *p;
+	uint32_t i, n;
+	int ret;
+
+	if (type > ACTRACK_A_MAX || type == ACTRACK_A_UNSPEC ||
+	    type == ACTRACK_A_PAD)
+		return 0;
+	if (type != ACTRACK_A_THREAD) {
+		if (c->seen & (1U << type))
+			return -EBADMSG;
+		c->seen |= 1U << type;
+	}
+	switch (type) {
+	case ACTRACK_A_PID:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			d->pid = mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_A_START_TICKS:
+		ret = mon_check(attr, MNL_TYPE_U64, 0);
+		if (!ret)
+			d->start_ticks = mnl_attr_get_u64(attr);
+		return ret;
+	case ACTRACK_A_UID:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			d->uid = mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_A_WAIT_STATUS:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret) {
+			d->wait_status = (int)mnl_attr_get_u32(attr);
+			c->has_status = true;
+		}
+		return ret;
+	case ACTRACK_A_EXIT_CODE:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (ret)
+			return ret;
+		c->exit_code = mnl_attr_get_u32(attr);
+		c->has_exit_code = true;
+		return c->exit_code > 255 ? -EBADMSG : 0;
+	case ACTRACK_A_SIGNAL:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (ret)
+			return ret;
+		c->signal = mnl_attr_get_u32(attr);
+		c->has_signal = true;
+		/* A wait status has 7 bits for the signal. */
+		return c->signal == 0 || c->signal > 127 ? -EBADMSG : 0;
+	case ACTRACK_A_CORE_DUMPED:
+		ret = mon_check(attr, MNL_TYPE_FLAG, 0);
+		if (!ret)
+			d->core_dumped = true;
+		return ret;
+	case ACTRACK_A_EXIT_TIME_NS:
+		ret = mon_check(attr, MNL_TYPE_U64, 0);
+		if (!ret)
+			d->exit_time_ns = mnl_attr_get_u64(attr);
+		return ret;
+	case ACTRACK_A_PHASE:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			d->phase = mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_A_SEQ:
+		ret = mon_check(attr, MNL_TYPE_U64, 0);
+		if (!ret)
+			d->seq = mnl_attr_get_u64(attr);
+		return ret;
+	case ACTRACK_A_FLAGS:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			d->flags |= mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_A_CMDLINE:
+		ret = mon_check(attr, MNL_TYPE_BINARY, 0);
+		if (ret)
+			return ret;
+		p = mnl_attr_get_payload(attr);
+		n = mnl_attr_get_payload_len(attr);
+		if (n > ACTRACK_CMDLINE_MAX)
+			n = ACTRACK_CMDLINE_MAX;
+		/* argv is NUL-separated; drop the terminators at the end and
+		 * join the rest with spaces. */
+		while (n && p[n - 1] == '\0')
+			n--;
+		for (i = 0; i < n; i++)
+			d->cmdline[i] = p[i] ? p[i] : ' ';
+		d->cmdline[n] = '\0';
+		d->cmdline_size = n;
+		return 0;
+	case ACTRACK_A_THREAD:
+		ret = mon_check(attr, MNL_TYPE_NESTED, 0);
+		if (ret)
+			return ret;
+		if (c->nr_threads >= c->max_threads) {
+			d->flags |= ACTRACK_DEATH_TRUNCATED;
+			return 0;
+		}
+		if (d->threads) {
+			struct thread_ctx tc = {
+				.t = &d->threads[c->nr_threads],
+			};
+
+			ret = mon_walk(mnl_attr_get_payload(attr),
+				       mnl_attr_get_payload_len(attr),
+				       mon_thread_attr, &tc);
+			if (ret)
+				return ret;
+		}
+		c->nr_threads++;
+		return 0;
+	default:
+		return 0;	/* STATS, ALL_UIDS: not part of a report */
+	}
+}
+
+/*
+ * The wait status is the primary truth; EXIT_CODE/SIGNAL/CORE_DUMPED are
+ * conveniences that must agree with it when both are present, so that a
+ * consumer reading either gets the same answer.
+ */
+static int mon_fill_status(struct death_ctx *c)
+{
+	struct actrack_death *d = c->d;
+	int ws = d->wait_status;
+
+	if (c->has_status) {
+		if (WIFEXITED(ws)) {
+			d->exit_code = WEXITSTATUS(ws);
+			d->signal = 0;
+		} else if (WIFSIGNALED(ws)) {
+			d->signal = WTERMSIG(ws);
+			d->exit_code = 0;
+			if (WCOREDUMP(ws))
+				d->core_dumped = true;
+		} else {
+			return -EBADMSG;	/* stopped/continued: no death */
+		}
+		if (c->has_signal && (uint32_t)d->signal != c->signal)
+			return -EBADMSG;
+		if (c->has_exit_code &&
+		    (d->signal || (uint32_t)d->exit_code != c->exit_code))
+			return -EBADMSG;
+		return 0;
+	}
+	if (c->has_signal && c->has_exit_code && c->exit_code)
+		return -EBADMSG;
+	if (c->has_signal) {
+		d->signal = (int)c->signal;
+		d->wait_status = d->signal | (d->core_dumped ? 0x80 : 0);
+	} else if (c->has_exit_code) {
+		d->exit_code = (int)c->exit_code;
+		d->wait_status = d->exit_code << 8;
+	} else {
+		return -EBADMSG;	/* no way to tell how it died */
+	}
+	return 0;
+}
+
+int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
+			  struct actrack_death *d)
+{
+	const struct genlmsghdr *g;
+	struct death_ctx c;
+	const void *attrs;
+	size_t alen;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	if (len < NLMSG_HDRLEN + GENL_HDRLEN || nlh->nlmsg_len > len ||
+	    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		return -EBADMSG;
+	g = mnl_nlmsg_get_payload(nlh);
+	if (g->cmd != ACTRACK_CMD_DEATH && g->cmd != ACTRACK_CMD_GET_DEATHS)
+		return -EBADMSG;
+	attrs = mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN);
+	alen = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+
+	/* Pass 1 validates everything but the threads' contents and counts
+	 * them, so that pass 2 allocates exactly once, bounded. */
+	memset(&c, 0, sizeof(c));
+	c.d = d;
+	c.max_threads = ACTRACK_DEATH_MAX_THREADS;
+	ret = mon_walk(attrs, alen, mon_death_attr, &c);
+	if (ret)
+		goto bad;
+	if (!(c.seen & (1U << ACTRACK_A_PID)))
+		goto bad;
+	ret = mon_fill_status(&c);
+	if (ret)
+		goto bad;
+	if (c.nr_threads) {
+		uint32_t nr = c.nr_threads;
+
+		d->threads = calloc(nr, sizeof(*d->threads));
+		if (!d->threads) {
+			memset(d, 0, sizeof(*d));
+			return -ENOMEM;
+		}
+		memset(&c, 0, sizeof(c));
+		c.d = d;
+		c.max_threads = nr;
+		ret = mon_walk(attrs, alen, mon_death_attr, &c);
+		if (ret || c.nr_threads != nr || mon_fill_status(&c))
+			goto bad;
+		d->nr_threads = nr;
+	}
+	return 0;
+bad:
+	__actrack_free_death(d);
+	memset(d, 0, sizeof(*d));
+	return -EBADMSG;
+}
+
+struct stats_ctx {
+	struct actrack_kstats *st;
+	bool found;
+};
+
+static int mon_stats_attr(const struct nlattr *attr, void *data)
+{
+	struct stats_ctx *c = data;
+	struct actrack_kstats *st = c->st;
+	uint16_t type = mnl_attr_get_type(attr);
+	uint64_t v;
+
+	if (type > ACTRACK_S_MAX || type == ACTRACK_S_UNSPEC ||
+	    type == ACTRACK_S_PAD)
+		return 0;
+	if (mon_check(attr, MNL_TYPE_U64, 0))
+		return -EBADMSG;
+	v = mnl_attr_get_u64(attr);
+	switch (type) {
+	case ACTRACK_S_ARENAS:		st->arenas = v; break;
+	case ACTRACK_S_BYTES_USED:	st->bytes_used = v; break;
+	case ACTRACK_S_ARENA_SIZE:	st->arena_size = v; break;
+	case ACTRACK_S_ATTACHED:	st->attached = v; break;
+	case ACTRACK_S_CLEANUPS:	st->cleanups = v; break;
+	case ACTRACK_S_RECORDS_FREED:	st->records_freed = v; break;
+	case ACTRACK_S_CORRUPTION:	st->corruption = v; break;
+	case ACTRACK_S_REPORTS_SENT:	st->reports_sent = v; break;
+	case ACTRACK_S_REPORTS_DROPPED:	st->reports_dropped = v; break;
+	case ACTRACK_S_BYTES_FREE:	st->bytes_free = v; break;
+	}
+	return 0;
+}
+
+static int mon_stats_top(const struct nlattr *attr, void *data)
+{
+	struct stats_ctx *c = data;
+
+	if (mnl_attr_get_type(attr) != ACTRACK_A_STATS)
+		return 0;
+	if (c->found || mon_check(attr, MNL_TYPE_NESTED, 0))
+		return -EBADMSG;
+	c->found = true;
+	return mon_walk(mnl_attr_get_payload(attr),
+			mnl_attr_get_payload_len(attr), mon_stats_attr, c);
+}
+
+int __actrack_parse_stats(const struct nlmsghdr *nlh, size_t len,
+			  struct actrack_kstats *st)
+{
+	struct actrack_kstats tmp = { 0 };
+	struct stats_ctx c = { .st = &tmp };
+	int ret;
+
+	if (len < NLMSG_HDRLEN + GENL_HDRLEN || nlh->nlmsg_len > len ||
+	    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		return -EBADMSG;
+	ret = mon_walk(mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN),
+		       nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN,
+		       mon_stats_top, &c);
+	if (ret || !c.found)
+		return -EBADMSG;
+	*st = tmp;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sockets                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static struct mnl_socket *mon_socket(size_t rcvbuf)
+{
+	struct mnl_socket *nl;
+	int one = 1, sz = (int)rcvbuf;
+
+	nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	if (!nl)
+		return NULL;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int err = errno;
+
+		mnl_socket_close(nl);
+		errno = err;
+		return NULL;
+	}
+	/* Acks without the echoed request: we never look at it. */
+	mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	if (rcvbuf) {
+		/* FORCE ignores rmem_max but needs CAP_NET_ADMIN; the plain
+		 * request is capped by rmem_max.  Either is fine. */
+		if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET,
+			       SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET,
+				   SO_RCVBUF, &sz, sizeof(sz));
+	}
+	return nl;
+}
+
+static int mon_grow(struct actrack_monitor *m, size_t want)
+{
+	char *p;
+
+	if (want <= m->buf_len)
+		return 0;
+	if (want > MON_BUF_MAX)
+		return -EMSGSIZE;
+	p = realloc(m->buf, want);
+	if (!p)
+		return -ENOMEM;
+	m->buf = p;
+	m->buf_len = want;
+	return 0;
+}
+
+/*
+ * Receive one datagram from the kernel into m->buf.  @timeout_ms as for
+ * poll(); 0 = only what is pending.  Return: bytes, -EAGAIN (nothing within
+ * the timeout), -ENOBUFS (the socket overflowed: datagrams were dropped),
+ * -errno.  Datagrams not from the kernel and oversize ones are consumed and
+ * skipped.
+ */
+static ssize_t mon_recv(struct actrack_monitor *m, struct mnl_socket *nl,
+			int timeout_ms)
+{
+	int fd = mnl_socket_get_fd(nl);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct sockaddr_nl sa;
+	struct iovec iov;
+	struct msghdr msg;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		ret = poll(&pfd, 1, timeout_ms);
+		if (ret < 0)
+			return -errno;
+		if (ret == 0)
+			return -EAGAIN;
+		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		ret = mon_grow(m, (size_t)n);
+		iov.iov_base = m->buf;
+		iov.iov_len = m->buf_len;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_name = &sa;
+		msg.msg_namelen = sizeof(sa);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		n = recvmsg(fd, &msg, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (getenv("MON_DEBUG"))
+			fprintf(stderr, "mon_recv: n=%zd ret=%d flags=%x namelen=%u fam=%u pid=%u\n", n, ret, msg.msg_flags, msg.msg_namelen, sa.nl_family, sa.nl_pid);
+		if (ret || (msg.msg_flags & MSG_TRUNC) ||
+		    msg.msg_namelen != sizeof(sa) || sa.nl_family != AF_NETLINK ||
+		    sa.nl_pid != 0) {
+			/* Too big to keep, or not from the kernel. */
+			m->malformed++;
+			continue;
+		}
+		return n;
+	}
+}
+
+static void mon_put_req(struct actrack_monitor *m, char *buf, uint8_t cmd,
+			uint16_t flags, bool all_uids)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = m->family;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = ++m->seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = ACTRACK_GENL_VERSION;
+	if (all_uids)
+		mnl_attr_put(nlh, ACTRACK_A_ALL_UIDS, 0, NULL);
+}
+
+/* Keep an unsolicited report received while waiting for an answer. */
+static void mon_stash(struct actrack_monitor *m, const struct nlmsghdr *nlh)
+{
+	struct mon_stash *s;
+
+	if (m->nr_stash >= MON_STASH_MAX) {
+		m->malformed++;
+		return;
+	}
+	s = malloc(sizeof(*s) + nlh->nlmsg_len);
+	if (!s)
+		return;
+	s->next = NULL;
+	memcpy(s->nlh, nlh, nlh->nlmsg_len);
+	*m->stash_tail = s;
+	m->stash_tail = &s->next;
+	m->nr_stash++;
+}
+
+typedef int (*mon_reply_fn)(struct actrack_monitor *m,
+			    const struct nlmsghdr *nlh, void *arg);
+
+/*
+ * Send the request in @req and read until its ack (doit) or NLMSG_DONE
+ * (dump), handing each family message of our sequence to @fn.  Messages of
+ * another sequence are deaths (seq 0): stashed when @stash, else dropped.
+ * Return: 0 or the first negative error (kernel errno as is, -ETIMEDOUT).
+ */
+static int mon_transact(struct actrack_monitor *m, struct mnl_socket *nl,
+			struct nlmsghdr *req, bool dump, mon_reply_fn fn,
+			void *arg, bool stash)
+{
+	uint32_t seq = req->nlmsg_seq;
+	uint32_t portid = mnl_socket_get_portid(nl);
+	int err = 0;
+
+	if (mnl_socket_sendto(nl, req, req->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		const struct nlmsghdr *nlh;
+		ssize_t n;
+		int rem;
+
+		n = mon_recv(m, nl, MON_REPLY_TIMEOUT_MS);
+		if (n == -EAGAIN)
+			return -ETIMEDOUT;
+		if (n < 0)
+			return (int)n;
+		rem = (int)n;
+		for (nlh = (const struct nlmsghdr *)m->buf;
+		     mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
+			if (nlh->nlmsg_seq != seq ||
+			    (nlh->nlmsg_pid && nlh->nlmsg_pid != portid)) {
+				if (stash && nlh->nlmsg_type == m->family)
+					mon_stash(m, nlh);
+				continue;
+			}
+			switch (nlh->nlmsg_type) {
+			case NLMSG_ERROR: {
+				const struct nlmsgerr *e;
+
+				if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
+					return -EBADMSG;
+				e = mnl_nlmsg_get_payload(nlh);
+				/* error 0 is the ack; a kernel errno is
+				 * passed through as is (-EPERM, ...). */
+				if (e->error > 0 || e->error < -4095)
+					return -EBADMSG;
+				return e->error ? e->error : err;
+			}
+			case NLMSG_DONE:
+				if (!dump)
+					continue;
+				/* The dump's own return value, if any. */
+				if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
+					int v;
+
+					memcpy(&v, mnl_nlmsg_get_payload(nlh),
+					       sizeof(v));
+					if (v < 0 && v >= -4095)
+						return v;
+				}
+				return err;
+			case NLMSG_NOOP:
+			case NLMSG_OVERRUN:
+				continue;
+			default:
+				if (fn) {
+					int r = fn(m, nlh, arg);
+
+					if (r < 0 && !err)
+						err = r;
+				}
+			}
+		}
+	}
+}
+
+static int mon_family_reply(struct actrack_monitor *m,
+			    const struct nlmsghdr *nlh, void *arg)
+{
+	uint16_t *id = arg;
+	const struct nlattr *attr;
+
+	if (nlh->nlmsg_type != GENL_ID_CTRL ||
+	    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		return -EBADMSG;
+	mnl_attr_for_each(attr, nlh, GENL_HDRLEN) {
+		if (mnl_attr_get_type(attr) != CTRL_ATTR_FAMILY_ID)
+			continue;
+		if (mnl_attr_validate(attr, MNL_TYPE_U16) < 0)
+			return -EBADMSG;
+		*id = mnl_attr_get_u16(attr);
+	}
+	return 0;
+}
+
+/* Generic netlink id of "actrack": -ENOENT when the module is not loaded. */
+static int mon_resolve(struct actrack_monitor *m, struct mnl_socket *nl)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	struct genlmsghdr *g;
+	uint16_t id = 0;
+	int ret;
+
+	nlh->nlmsg_type = GENL_ID_CTRL;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = ++m->seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = CTRL_CMD_GETFAMILY;
+	g->version = 1;
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ACTRACK_GENL_NAME);
+
+	ret = mon_transact(m, nl, nlh, false, mon_family_reply, &id, false);
+	if (ret)
+		return ret;
+	if (id < NLMSG_MIN_TYPE)
+		return -EBADMSG;
+	m->family = id;
+	return 0;
+}
+
+/* A socket for one request/answer, so that answers never mix with reports. */
+static int mon_query(struct actrack_monitor *m, uint8_t cmd, bool dump,
+		     mon_reply_fn fn, void *arg)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	int ret;
+
+	nl = mon_socket(dump ? MON_RCVBUF : 0);
+	if (!nl)
+		return -errno;
+	/* The kernel validates requests strictly: ALL_UIDS only where the
+	 * command takes it. */
+	mon_put_req(m, req, cmd, dump ? NLM_F_DUMP : NLM_F_ACK,
+		    cmd == ACTRACK_CMD_GET_DEATHS &&
+		    (m->flags & ACTRACK_MONITOR_ALL_UIDS));
+	ret = mon_transact(m, nl, (struct nlmsghdr *)req, dump, fn, arg,
+			   false);
+	mnl_socket_close(nl);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* API                                                                     */
+/* ---------------------------------------------------------------------- */
+
+int actrack_monitor_open(uint32_t flags, struct actrack_monitor **out)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct actrack_monitor *m;
+	int ret;
+
+	if (!out || (flags & ~ACTRACK_MONITOR_ALL_UIDS))
+		return -EINVAL;
+	*out = NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->flags = flags;
+	m->stash_tail = &m->stash;
+	m->seq = (uint32_t)time(NULL);
+	ret = mon_grow(m, MON_BUF_INITIAL);
+	if (ret)
+		goto err_free;
+	m->nl = mon_socket(MON_RCVBUF);
+	if (!m->nl) {
+		ret = -errno;
+		goto err_free;
+	}
+	ret = mon_resolve(m, m->nl);
+	if (ret)
+		goto err_close;
+	mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
+		    flags & ACTRACK_MONITOR_ALL_UIDS);
+	ret = mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
+			   NULL, true);
+	if (ret)
+		goto err_close;
+	*out = m;
+	return 0;
+
+err_close:
+	actrack_monitor_close(m);
+	return ret;
+err_free:
+	free(m->buf);
+	free(m);
+	return ret;
+}
+
+int actrack_monitor_fd(struct actrack_monitor *m)
+{
+	if (!m)
+		return -EINVAL;
+	return mnl_socket_get_fd(m->nl);
+}
+
+/* Parse and deliver one report.  Return 1 if delivered, 0 if skipped. */
+static int mon_deliver(struct actrack_monitor *m, const struct nlmsghdr *nlh,
+		       actrack_exit_fn fn, void *arg)
+{
+	struct actrack_death d;
+
+	if (nlh->nlmsg_type != m->family) {
+		m->malformed++;
+		return 0;
+	}
+	if (getenv("MON_DEBUG"))
+		fprintf(stderr, "deliver type %u fam %u len %u parse %d\n", nlh->nlmsg_type, m->family, nlh->nlmsg_len, __actrack_parse_death(nlh, nlh->nlmsg_len, &d));
+	if (__actrack_parse_death(nlh, nlh->nlmsg_len, &d)) {
+		m->malformed++;
+		return 0;
+	}
+	if (fn)
+		fn(&d, arg);
+	__actrack_free_death(&d);
+	return 1;
+}
+
+int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
+			     actrack_exit_fn fn, void *arg)
+{
+	int count = 0;
+	ssize_t n;
+
+	if (!m)
+		return -EINVAL;
+	while (m->stash) {
+		struct mon_stash *s = m->stash;
+
+		m->stash = s->next;
+		if (!m->stash)
+			m->stash_tail = &m->stash;
+		m->nr_stash--;
+		count += mon_deliver(m, s->nlh, fn, arg);
+		free(s);
+	}
+	/* Wait only if nothing was delivered yet; then drain what is pending
+	 * without blocking. */
+	for (;;) {
+		const struct nlmsghdr *nlh;
+		int rem;
+
+		n = mon_recv(m, m->nl, count ? 0 : timeout_ms);
+		if (n == -EAGAIN)
+			return count;
+		if (n < 0)
+			return (int)n;
+		rem = (int)n;
+		for (nlh = (const struct nlmsghdr *)m->buf;
+		     mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
+			if (nlh->nlmsg_type < NLMSG_MIN_TYPE)
+				continue;	/* late ack, noop */
+			count += mon_deliver(m, nlh, fn, arg);
+		}
+		if (!count && timeout_ms > 0) {
+			/* Only skipped messages: keep waiting, but do not
+			 * restart the full timeout forever. */
+			timeout_ms = 0;
+		}
+	}
+}
+
+struct recent_ctx {
+	actrack_exit_fn fn;
+	void *arg;
+	int count;
+};
+
+static int mon_recent_reply(struct actrack_monitor *m,
+			    const struct nlmsghdr *nlh, void *arg)
+{
+	struct recent_ctx *c = arg;
+
+	c->count += mon_deliver(m, nlh, c->fn, c->arg);
+	return 0;
+}
+
+int actrack_monitor_recent(struct actrack_monitor *m, actrack_exit_fn fn,
+			   void *arg)
+{
+	struct recent_ctx c = { .fn = fn, .arg = arg };
+	int ret;
+
+	if (!m)
+		return -EINVAL;
+	ret = mon_query(m, ACTRACK_CMD_GET_DEATHS, true, mon_recent_reply, &c);
+	return ret ? ret : c.count;
+}
+
+struct stats_reply {
+	struct actrack_kstats st;
+	bool got;
+};
+
+static int mon_stats_reply(struct actrack_monitor *m,
+			   const struct nlmsghdr *nlh, void *arg)
+{
+	struct stats_reply *r = arg;
+	int ret;
+
+	if (nlh->nlmsg_type != m->family)
+		return 0;
+	ret = __actrack_parse_stats(nlh, nlh->nlmsg_len, &r->st);
+	if (!ret)
+		r->got = true;
+	return ret;
+}
+
+int actrack_monitor_stats(struct actrack_monitor *m, struct actrack_kstats *st)
+{
+	struct stats_reply r = { .got = false };
+	int ret;
+
+	if (!m || !st)
+		return -EINVAL;
+	ret = mon_query(m, ACTRACK_CMD_GET_STATS, false, mon_stats_reply, &r);
+	if (ret)
+		return ret;
+	if (!r.got)
+		return -EBADMSG;	/* acked without an answer */
+	*st = r.st;
+	return 0;
+}
+
+void actrack_monitor_close(struct actrack_monitor *m)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+
+	if (!m)
+		return;
+	if (m->nl) {
+		/* Best effort: closing the socket ends the subscription in
+		 * the kernel anyway. */
+		if (m->family) {
+			mon_put_req(m, req, ACTRACK_CMD_UNSUBSCRIBE, 0, false);
+			mnl_socket_sendto(m->nl, req,
+					  ((struct nlmsghdr *)req)->nlmsg_len);
+		}
+		mnl_socket_close(m->nl);
+	}
+	while (m->stash) {
+		struct mon_stash *s = m->stash;
+
+		m->stash = s->next;
+		free(s);
+	}
+	free(m->buf);
+	free(m);
+}

@@ -1,0 +1,831 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Snapshots: a read-only, self-contained copy of everything an arena says
+ * about its processes, for the analyzer (actrack dump/ps) and for tests.
+ *
+ * Trust: the arena may be changed by any process of the uid while we read
+ * it, and a file arena may be anything at all.  We never store into it
+ * (the map is PROT_READ and arena.writable is false), every record is
+ * copied by the arena core's seq/version-checked copies or, for log entries,
+ * by our own per-entry seqcount check, and every count is bounded by the
+ * arena's size before anything is allocated from it.  Records that fail a
+ * check are skipped and reported through the corrupt flag; threads that
+ * keep changing under us are reported as torn, never as mixed data.
+ *
+ * Grouping: records are keyed by (pid, start_ticks), the owner identity
+ * that survives PID reuse, so two generations of one pid show up as two
+ * processes.  Everything is first copied into flat lists, then sorted and
+ * grouped: O(n log n) however many records a big arena holds.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "snapshot.h"
+
+struct snap_key {
+	uint32_t pid;
+	uint64_t start_ticks;
+};
+
+struct proc_item {
+	struct snap_key key;
+	struct actrack_process rec;
+};
+
+struct log_item {
+	struct snap_key key;
+	uint32_t nr;
+	struct actrack_snap_log *entries;	/* oldest first */
+};
+
+struct module_item {
+	struct snap_key key;
+	struct actrack_snap_module mod;
+};
+
+/* A growable array whose length is bounded by the caller. */
+struct vec {
+	void *v;
+	uint32_t nr, cap;
+};
+
+struct collect {
+	struct actrack_arena *a;
+	bool corrupt;
+	uint32_t nr_torn;
+	struct actrack_thread_copy *tc;	/* scratch: ~4 KiB */
+	struct vec procs;		/* struct proc_item */
+	struct vec threads;		/* struct actrack_snap_thread */
+	struct vec logs;		/* struct log_item */
+	struct vec modules;		/* struct module_item */
+};
+
+/* Room for one more element of @size bytes; the walk is bounded, so a
+ * vector never holds more elements than the arena has blocks. */
+static void *vec_push(struct vec *vec, size_t size)
+{
+	if (vec->nr == vec->cap) {
+		uint32_t cap = vec->cap ? vec->cap * 2 : 16;
+		void *p;
+
+		if (cap < vec->cap)
+			return NULL;
+		p = realloc(vec->v, (size_t)cap * size);
+		if (!p)
+			return NULL;
+		vec->v = p;
+		vec->cap = cap;
+	}
+	return (char *)vec->v + (size_t)vec->nr++ * size;
+}
+
+static int key_cmp(const struct snap_key *x, const struct snap_key *y)
+{
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->start_ticks != y->start_ticks)
+		return x->start_ticks < y->start_ticks ? -1 : 1;
+	return 0;
+}
+
+static int key_qcmp(const void *x, const void *y)
+{
+	return key_cmp(x, y);
+}
+
+static void free_thread(struct actrack_snap_thread *t)
+{
+	for (uint32_t i = 0; t->activities && i < t->nr_activities; i++)
+		__actrack_free_values(t->activities[i].values,
+				      t->activities[i].nr_values);
+	free(t->activities);
+	t->activities = NULL;
+	t->nr_activities = 0;
+}
+
+static void collect_free(struct collect *c)
+{
+	struct actrack_snap_thread *threads = c->threads.v;
+	struct log_item *logs = c->logs.v;
+
+	for (uint32_t i = 0; i < c->threads.nr; i++)
+		free_thread(&threads[i]);
+	for (uint32_t i = 0; i < c->logs.nr; i++)
+		free(logs[i].entries);
+	free(c->procs.v);
+	free(c->threads.v);
+	free(c->logs.v);
+	free(c->modules.v);
+	free(c->tc);
+}
+
+/*
+ * The live owner of the user data block @ref, read without trusting it:
+ * a reference we copied may already point at a block reused by another
+ * process (or thread), whose values must not be shown as ours.
+ */
+static bool user_data_owned_by(struct actrack_arena *a, uint32_t ref,
+			       uint32_t pid, uint64_t start_ticks)
+{
+	struct actrack_user_data *ud;
+
+	ud = actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
+	if (!ud || !at_load_acquire(&ud->owner.data_id))
+		return false;
+	return at_load(&ud->owner.pid) == pid &&
+	       at_load(&ud->owner.start_ticks) == start_ticks;
+}
+
+/*
+ * Values of the user data block @ref owned by (@pid, @start_ticks).
+ * Only -ENOMEM is fatal; a block that is gone, torn or bad just has no
+ * values (bad ones mark the snapshot corrupt).
+ */
+static int read_values(struct collect *c, uint32_t ref, uint32_t pid,
+		       uint64_t start_ticks, struct actrack_value **out,
+		       uint32_t *nr)
+{
+	int ret;
+
+	*out = NULL;
+	*nr = 0;
+	if (!ref)
+		return 0;
+	if (!user_data_owned_by(c->a, ref, pid, start_ticks))
+		return 0;
+	ret = __actrack_read_values(c->a, ref, out, nr);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0) {
+		if (ret != -ENOENT && ret != -EAGAIN)
+			c->corrupt = true;
+		*out = NULL;
+		*nr = 0;
+	}
+	return 0;
+}
+
+static int collect_process(struct collect *c, uint32_t ref)
+{
+	struct actrack_process rec;
+	struct proc_item *it;
+	int ret;
+
+	ret = actrack_arena_copy_owned(c->a, ref, ACTRACK_TYPE_PROCESS, &rec,
+				       sizeof(rec));
+	if (ret == -ENOENT || ret == -EAGAIN)
+		return 0;
+	if (ret < (int)sizeof(rec) || !rec.owner.data_id ||
+	    !rec.owner.pid || rec.owner.tid) {
+		c->corrupt = true;
+		return 0;
+	}
+	it = vec_push(&c->procs, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	it->key = (struct snap_key){ rec.owner.pid, rec.owner.start_ticks };
+	it->rec = rec;
+	return 0;
+}
+
+/* A thread that changed on every try: identify it, report no stack. */
+static int torn_thread(struct collect *c, uint32_t ref,
+		       struct actrack_snap_thread *t)
+{
+	struct actrack_thread *live;
+	uint32_t id;
+
+	live = actrack_arena_get(c->a, ref, ACTRACK_TYPE_THREAD,
+				 sizeof(*live));
+	if (!live)
+		return -ENOENT;
+	id = at_load_acquire(&live->owner.data_id);
+	if (!id)
+		return -ENOENT;
+	t->pid = at_load(&live->owner.pid);
+	t->tid = at_load(&live->owner.tid);
+	t->start_ticks = at_load(&live->owner.start_ticks);
+	for (size_t i = 0; i < sizeof(t->name) - 1; i++)
+		t->name[i] = at_load(&live->name[i]);
+	t->start_time_ns = at_load(&live->start_time_ns);
+	t->depth = at_load(&live->depth);
+	at_fence_acquire();
+	/* Freed or reused while we looked: not a torn thread, a gone one. */
+	if (at_load(&live->owner.data_id) != id)
+		return -ENOENT;
+	t->torn = true;
+	return 0;
+}
+
+static int collect_thread(struct collect *c, uint32_t ref)
+{
+	struct actrack_thread_copy *tc = c->tc;
+	struct actrack_snap_thread t;
+	uint32_t nr;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	ret = actrack_arena_copy_thread(c->a, ref, tc);
+	if (ret == -EAGAIN) {
+		if (torn_thread(c, ref, &t))
+			return 0;
+		if (!t.pid || !t.tid) {
+			c->corrupt = true;
+			return 0;
+		}
+		c->nr_torn++;
+		goto add;
+	}
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0 || !tc->hdr.owner.data_id || !tc->hdr.owner.pid ||
+	    !tc->hdr.owner.tid) {
+		c->corrupt = true;
+		return 0;
+	}
+
+	t.pid = tc->hdr.owner.pid;
+	t.tid = tc->hdr.owner.tid;
+	t.start_ticks = tc->hdr.owner.start_ticks;
+	memcpy(t.name, tc->hdr.name, sizeof(t.name) - 1);
+	t.start_time_ns = tc->hdr.start_time_ns;
+	t.depth = tc->hdr.depth;
+	t.fatal_signo = tc->hdr.fatal_signo;
+	t.fatal_code = tc->hdr.fatal_code;
+	t.fatal_addr = tc->hdr.fatal_addr;
+	t.fatal_pc = tc->hdr.fatal_pc;
+
+	/* The core bounds nr_slots already; re-check, it sizes a copy. */
+	nr = tc->nr_slots;
+	if (nr > ACTRACK_THREAD_MAX_SLOTS || nr > t.depth) {
+		c->corrupt = true;
+		return 0;
+	}
+	if (nr) {
+		t.activities = calloc(nr, sizeof(*t.activities));
+		if (!t.activities)
+			return -ENOMEM;
+		t.nr_activities = nr;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		struct actrack_snap_activity *sa = &t.activities[i];
+
+		sa->a = tc->slots[i];
+		/*
+		 * The values are read after the stack copy, so if the thread
+		 * has since popped this slot and pushed again, they belong to
+		 * the newer activity in the same slot; the owner check still
+		 * guarantees they are this thread's.
+		 */
+		ret = read_values(c, sa->a.user_data, t.pid, t.start_ticks,
+				  &sa->values, &sa->nr_values);
+		if (ret) {
+			free_thread(&t);
+			return ret;
+		}
+	}
+add:
+	{
+		struct actrack_snap_thread *dst;
+
+		dst = vec_push(&c->threads, sizeof(*dst));
+		if (!dst) {
+			free_thread(&t);
+			return -ENOMEM;
+		}
+		*dst = t;
+	}
+	return 0;
+}
+
+struct log_sort {
+	uint32_t age;		/* messages older than the newest, 0 = newest */
+	struct actrack_snap_log e;
+};
+
+static int log_sort_cmp(const void *x, const void *y)
+{
+	const struct log_sort *p = x, *q = y;
+
+	/* Oldest (largest age) first. */
+	if (p->age != q->age)
+		return p->age > q->age ? -1 : 1;
+	return 0;
+}
+
+/*
+ * A log ring, entry by entry: the ring is written concurrently by every
+ * thread of its process, so there is no ring-wide version; each entry has
+ * its own seqcount (2n+1 while message n is written, 2n+2 when done) and
+ * an entry is kept only if that count is even and unchanged across our
+ * copy.  Capacity is read once and bounded by the block's payload.
+ */
+static int collect_log(struct collect *c, uint32_t ref)
+{
+	struct actrack_log *l;
+	struct log_sort *tmp = NULL;
+	struct log_item *it;
+	uint32_t id, cap, max, head, n = 0;
+	__u32 payload;
+	struct snap_key key;
+
+	l = actrack_arena_get(c->a, ref, ACTRACK_TYPE_LOG, sizeof(*l));
+	if (!l)
+		return 0;
+	payload = actrack_arena_payload_size(c->a, ref);
+	if (payload < sizeof(*l)) {
+		c->corrupt = true;
+		return 0;
+	}
+	id = at_load_acquire(&l->owner.data_id);
+	if (!id)
+		return 0;
+	key.pid = at_load(&l->owner.pid);
+	key.start_ticks = at_load(&l->owner.start_ticks);
+	cap = at_load(&l->capacity);
+	max = (payload - (uint32_t)sizeof(*l)) /
+	      (uint32_t)sizeof(struct actrack_log_entry);
+	if (!key.pid || cap > max) {
+		c->corrupt = true;
+		return 0;
+	}
+	if (cap) {
+		tmp = calloc(cap, sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < cap; i++) {
+		struct actrack_log_entry *e = &l->entries[i];
+		struct log_sort *s = &tmp[n];
+		uint32_t s1, s2, len;
+
+		s1 = at_load_acquire(&e->seq);
+		if (!s1 || (s1 & 1))
+			continue;	/* never written, or being written */
+		s->e.tid = at_load(&e->tid);
+		s->e.time_ns = at_load(&e->time_ns);
+		len = at_load(&e->len);
+		for (uint32_t j = 0; j < sizeof(e->text); j++)
+			s->e.text[j] = at_load(&e->text[j]);
+		at_fence_acquire();
+		s2 = at_load(&e->seq);
+		if (s1 != s2)
+			continue;	/* rewritten while we copied */
+		if (len >= ACTRACK_LOG_TEXT_MAX) {
+			c->corrupt = true;
+			continue;
+		}
+		s->e.text[len] = 0;
+		s->e.seq = s1 / 2 - 1;	/* message number n (mod 2^31) */
+		n++;
+	}
+	/*
+	 * Order by distance from the head, read after the entries: every
+	 * message we saw complete took its number before it was written, so
+	 * it is below this head.  Distances modulo 2^31 survive the
+	 * wrap-around of the 32-bit seqcount; an entry "ahead" of the head
+	 * is inconsistent and dropped.
+	 */
+	head = at_load_acquire(&l->head);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t age = (head - 1 - (uint32_t)tmp[i].e.seq) & 0x7fffffffU;
+
+		if (age >= 0x40000000U) {
+			c->corrupt = true;
+			tmp[i] = tmp[--n];
+			continue;
+		}
+		tmp[i].age = age;
+		tmp[i].e.seq = (uint32_t)(head - 1 - age);
+		i++;
+	}
+	at_fence_acquire();
+	if (at_load(&l->owner.data_id) != id) {
+		free(tmp);		/* freed or reused while we read it */
+		return 0;
+	}
+	if (n > 1)
+		qsort(tmp, n, sizeof(*tmp), log_sort_cmp);
+
+	it = vec_push(&c->logs, sizeof(*it));
+	if (!it) {
+		free(tmp);
+		return -ENOMEM;
+	}
+	it->key = key;
+	it->nr = 0;
+	it->entries = NULL;
+	if (n) {
+		it->entries = malloc((size_t)n * sizeof(*it->entries));
+		if (!it->entries) {
+			free(tmp);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			it->entries[i] = tmp[i].e;
+		it->nr = n;
+	}
+	free(tmp);
+	return 0;
+}
+
+static int collect_module(struct collect *c, uint32_t ref)
+{
+	struct actrack_module rec;
+	struct module_item *it;
+	int ret;
+
+	ret = actrack_arena_copy_owned(c->a, ref, ACTRACK_TYPE_MODULE, &rec,
+				       sizeof(rec));
+	if (ret == -ENOENT || ret == -EAGAIN)
+		return 0;
+	if (ret < (int)sizeof(rec) || !rec.owner.data_id || !rec.owner.pid ||
+	    rec.build_id_size > ACTRACK_BUILD_ID_MAX) {
+		c->corrupt = true;
+		return 0;
+	}
+	it = vec_push(&c->modules, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	it->key = (struct snap_key){ rec.owner.pid, rec.owner.start_ticks };
+	memset(&it->mod, 0, sizeof(it->mod));
+	it->mod.base = rec.base;
+	it->mod.size = rec.size;
+	it->mod.vaddr = rec.vaddr;
+	it->mod.build_id_size = rec.build_id_size;
+	memcpy(it->mod.build_id, rec.build_id, rec.build_id_size);
+	memcpy(it->mod.path, rec.path, sizeof(it->mod.path) - 1);
+	return 0;
+}
+
+/*
+ * One bounded walk of the iterable list: copy every record we know.  The
+ * core bounds the walk by the number of blocks that fit, but a cycle would
+ * still hand us the same blocks again and again up to that bound; a bitmap
+ * of the blocks seen stops at the first repeat, so each record is reported
+ * once.
+ */
+static int collect_all(struct collect *c)
+{
+	uint32_t nbits = actrack_arena_max_blocks(c->a);
+	struct actrack_arena_iter it;
+	__u32 ref, type;
+	uint8_t *seen;
+	int ret = 0;
+
+	seen = calloc(nbits / 8 + 1, 1);
+	if (!seen)
+		return -ENOMEM;
+	actrack_arena_iter_init(&it, c->a);
+	while (!ret && (ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY,
+						       &type))) {
+		uint32_t bit = ref / ACTRACK_BLOCK_ALIGN;
+
+		/* Validated by the iterator: ref < size, so bit < nbits. */
+		if (seen[bit / 8] & (1U << (bit % 8))) {
+			c->corrupt = true;
+			break;
+		}
+		seen[bit / 8] |= (uint8_t)(1U << (bit % 8));
+		switch (type) {
+		case ACTRACK_TYPE_PROCESS:
+			ret = collect_process(c, ref);
+			break;
+		case ACTRACK_TYPE_THREAD:
+			ret = collect_thread(c, ref);
+			break;
+		case ACTRACK_TYPE_LOG:
+			ret = collect_log(c, ref);
+			break;
+		case ACTRACK_TYPE_MODULE:
+			ret = collect_module(c, ref);
+			break;
+		default:
+			/* user data is reached through references; free,
+			 * transitioning and unknown (newer) types are not
+			 * ours to read */
+			break;
+		}
+	}
+	free(seen);
+	return ret;
+}
+
+/* "a\0b\0c\0" (cmdline_size bytes) -> "a b c". */
+static void join_cmdline(char *dst, const struct actrack_process *rec)
+{
+	uint32_t n = rec->cmdline_size;
+
+	if (n > ACTRACK_CMDLINE_MAX)
+		n = ACTRACK_CMDLINE_MAX;
+	while (n && !rec->cmdline[n - 1])
+		n--;
+	for (uint32_t i = 0; i < n; i++)
+		dst[i] = rec->cmdline[i] ? rec->cmdline[i] : ' ';
+	dst[n] = 0;
+}
+
+static int thread_cmp(const void *x, const void *y)
+{
+	const struct actrack_snap_thread *p = x, *q = y;
+
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return 0;
+}
+
+static int module_cmp(const void *x, const void *y)
+{
+	const struct actrack_snap_module *p = x, *q = y;
+
+	if (p->base != q->base)
+		return p->base < q->base ? -1 : 1;
+	return strcmp(p->path, q->path);
+}
+
+static struct actrack_snap_process *find_proc(struct actrack_snapshot *s,
+					      const struct snap_key *key)
+{
+	uint32_t lo = 0, hi = s->nr_processes;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		struct snap_key k = { s->processes[mid].pid,
+				      s->processes[mid].start_ticks };
+		int r = key_cmp(key, &k);
+
+		if (!r)
+			return &s->processes[mid];
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* Build the sorted, de-duplicated list of processes from all records. */
+static int make_processes(struct collect *c, struct actrack_snapshot *s)
+{
+	uint32_t total = c->procs.nr + c->threads.nr + c->logs.nr +
+			 c->modules.nr, n = 0, u = 0;
+	struct snap_key *keys;
+
+	if (!total)
+		return 0;
+	keys = malloc((size_t)total * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < c->procs.nr; i++)
+		keys[n++] = ((struct proc_item *)c->procs.v)[i].key;
+	for (uint32_t i = 0; i < c->threads.nr; i++) {
+		struct actrack_snap_thread *t =
+			&((struct actrack_snap_thread *)c->threads.v)[i];
+
+		keys[n++] = (struct snap_key){ t->pid, t->start_ticks };
+	}
+	for (uint32_t i = 0; i < c->logs.nr; i++)
+		keys[n++] = ((struct log_item *)c->logs.v)[i].key;
+	for (uint32_t i = 0; i < c->modules.nr; i++)
+		keys[n++] = ((struct module_item *)c->modules.v)[i].key;
+	qsort(keys, n, sizeof(*keys), key_qcmp);
+	for (uint32_t i = 0; i < n; i++)
+		if (!u || key_cmp(&keys[u - 1], &keys[i]))
+			keys[u++] = keys[i];
+
+	s->processes = calloc(u, sizeof(*s->processes));
+	if (!s->processes) {
+		free(keys);
+		return -ENOMEM;
+	}
+	s->nr_processes = u;
+	for (uint32_t i = 0; i < u; i++) {
+		s->processes[i].pid = keys[i].pid;
+		s->processes[i].start_ticks = keys[i].start_ticks;
+	}
+	free(keys);
+	return 0;
+}
+
+static int fill_records(struct collect *c, struct actrack_snapshot *s)
+{
+	struct proc_item *procs = c->procs.v;
+
+	for (uint32_t i = 0; i < c->procs.nr; i++) {
+		struct actrack_snap_process *p = find_proc(s, &procs[i].key);
+		const struct actrack_process *rec = &procs[i].rec;
+		int ret;
+
+		/* A second record for one (pid, start_ticks) is a writer bug
+		 * or a forgery; the first one wins. */
+		if (!p || p->has_record)
+			continue;
+		p->has_record = true;
+		p->phase = rec->phase;
+		p->parent_pid = rec->parent_pid;
+		p->launch_time_ns = rec->launch_time_ns;
+		join_cmdline(p->cmdline, rec);
+		ret = read_values(c, rec->user_data, p->pid, p->start_ticks,
+				  &p->values, &p->nr_values);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int fill_threads(struct collect *c, struct actrack_snapshot *s)
+{
+	struct actrack_snap_thread *threads = c->threads.v;
+
+	for (uint32_t i = 0; i < c->threads.nr; i++) {
+		struct snap_key k = { threads[i].pid, threads[i].start_ticks };
+
+		find_proc(s, &k)->nr_threads++;
+	}
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		struct actrack_snap_process *p = &s->processes[i];
+
+		if (!p->nr_threads)
+			continue;
+		p->threads = calloc(p->nr_threads, sizeof(*p->threads));
+		if (!p->threads)
+			return -ENOMEM;
+		p->nr_threads = 0;
+	}
+	/* Ownership of each thread's activities moves to its process. */
+	for (uint32_t i = 0; i < c->threads.nr; i++) {
+		struct snap_key k = { threads[i].pid, threads[i].start_ticks };
+		struct actrack_snap_process *p = find_proc(s, &k);
+
+		p->threads[p->nr_threads++] = threads[i];
+		threads[i].activities = NULL;
+		threads[i].nr_activities = 0;
+	}
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->nr_threads > 1)
+			qsort(p->threads, p->nr_threads, sizeof(*p->threads),
+			      thread_cmp);
+	}
+	return 0;
+}
+
+static int fill_logs_modules(struct collect *c, struct actrack_snapshot *s)
+{
+	struct log_item *logs = c->logs.v;
+	struct module_item *mods = c->modules.v;
+
+	for (uint32_t i = 0; i < c->logs.nr; i++)
+		find_proc(s, &logs[i].key)->nr_logs += logs[i].nr;
+	for (uint32_t i = 0; i < c->modules.nr; i++)
+		find_proc(s, &mods[i].key)->nr_modules++;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->nr_logs) {
+			p->logs = calloc(p->nr_logs, sizeof(*p->logs));
+			if (!p->logs)
+				return -ENOMEM;
+		}
+		if (p->nr_modules) {
+			p->modules = calloc(p->nr_modules, sizeof(*p->modules));
+			if (!p->modules)
+				return -ENOMEM;
+		}
+		p->nr_logs = 0;
+		p->nr_modules = 0;
+	}
+	/* Normally one ring per process; if there are more, each stays in
+	 * its own order, rings in arena order. */
+	for (uint32_t i = 0; i < c->logs.nr; i++) {
+		struct actrack_snap_process *p = find_proc(s, &logs[i].key);
+
+		if (!logs[i].nr)
+			continue;
+		memcpy(&p->logs[p->nr_logs], logs[i].entries,
+		       (size_t)logs[i].nr * sizeof(*p->logs));
+		p->nr_logs += logs[i].nr;
+	}
+	for (uint32_t i = 0; i < c->modules.nr; i++) {
+		struct actrack_snap_process *p = find_proc(s, &mods[i].key);
+
+		p->modules[p->nr_modules++] = mods[i].mod;
+	}
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->nr_modules > 1)
+			qsort(p->modules, p->nr_modules, sizeof(*p->modules),
+			      module_cmp);
+	}
+	return 0;
+}
+
+ACTRACK_API void actrack_snapshot_free(struct actrack_snapshot *snap)
+{
+	if (!snap)
+		return;
+	for (uint32_t i = 0; snap->processes && i < snap->nr_processes; i++) {
+		struct actrack_snap_process *p = &snap->processes[i];
+
+		__actrack_free_values(p->values, p->nr_values);
+		for (uint32_t j = 0; p->threads && j < p->nr_threads; j++)
+			free_thread(&p->threads[j]);
+		free(p->threads);
+		free(p->logs);
+		free(p->modules);
+	}
+	free(snap->processes);
+	__actrack_free_values(snap->global_values, snap->nr_global_values);
+	free(snap);
+}
+
+int __actrack_snapshot_arena(struct actrack_arena *a,
+			     struct actrack_snapshot **out)
+{
+	struct actrack_snapshot *s;
+	struct collect c;
+	struct timespec ts;
+	int ret;
+
+	*out = NULL;
+	if (a->writable)
+		return -EINVAL;
+	ret = actrack_arena_check(a);
+	if (ret)
+		return ret;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(&c, 0, sizeof(c));
+	c.a = a;
+	c.tc = malloc(sizeof(*c.tc));
+	if (!c.tc) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	/* A copy of a header that may still change (flags, freeptr): only
+	 * what was checked above is relied upon. */
+	memcpy(&s->header, a->base, sizeof(s->header));
+
+	ret = collect_all(&c);
+	if (!ret)
+		ret = make_processes(&c, s);
+	if (!ret)
+		ret = fill_records(&c, s);
+	if (!ret)
+		ret = fill_threads(&c, s);
+	if (!ret)
+		ret = fill_logs_modules(&c, s);
+	if (!ret && s->header.global_data)
+		ret = read_values(&c, s->header.global_data, 0, 0,
+				  &s->global_values, &s->nr_global_values);
+	if (ret)
+		goto err;
+
+	s->nr_torn = c.nr_torn;
+	s->used_bytes = actrack_arena_used(a);
+	s->free_bytes = actrack_arena_free_bytes(a);
+	s->corrupt = c.corrupt || actrack_arena_is_corrupt(a);
+	/* Taken last: every timestamp we copied is older than this. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->taken_mono_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
+			   (uint64_t)ts.tv_nsec;
+	collect_free(&c);
+	*out = s;
+	return 0;
+
+err:
+	collect_free(&c);
+	actrack_snapshot_free(s);
+	return ret;
+}
+
+ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
+				      struct actrack_snapshot **out)
+{
+	struct actrack_map m;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (flags & ~ACTRACK_SNAP_ARENA_FILE)
+		return -EINVAL;
+	if (flags & ACTRACK_SNAP_ARENA_FILE) {
+		if (!path)
+			return -EINVAL;
+		ret = __actrack_map_file(path, false, false, 0, &m);
+	} else {
+		if (path)
+			return -EINVAL;
+		ret = __actrack_map_default(false, false, 0, &m);
+	}
+	if (ret)
+		return ret;
+	ret = __actrack_snapshot_arena(&m.arena, out);
+	__actrack_unmap(&m);
+	return ret;
+}

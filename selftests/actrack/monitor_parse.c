@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The death report parser against well-formed, hostile and random netlink
+ * messages: every malformed message is refused whole (-EBADMSG), nothing
+ * out of bounds is read (run under SANITIZE=1 too), nothing leaks.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <libmnl/libmnl.h>
+
+/* The 6.1 harness passes formats through and compares int literals with
+ * our unsigned fields: silence exactly that, for gcc and clang. */
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "internal.h"
+
+#define BUF_SIZE (1024 * 1024)
+
+static char *new_msg(uint8_t cmd)
+{
+	char *buf = calloc(1, BUF_SIZE);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = 0x20;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = ACTRACK_GENL_VERSION;
+	return buf;
+}
+
+static struct actrack_activity act(uint8_t type, uint64_t object)
+{
+	struct actrack_activity a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.object = object;
+	a.origin = 0x401000 + object;
+	a.time_ns = 1000000000ULL + object;
+	a.info = object * 2;
+	return a;
+}
+
+static void put_thread(struct nlmsghdr *nlh, uint32_t tid, const char *name,
+		       uint32_t depth, uint32_t nr_acts)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+	uint32_t i;
+
+	mnl_attr_put_u32(nlh, ACTRACK_T_TID, tid);
+	mnl_attr_put_strz(nlh, ACTRACK_T_NAME, name);
+	mnl_attr_put_u32(nlh, ACTRACK_T_DEPTH, depth);
+	for (i = 0; i < nr_acts; i++) {
+		struct actrack_activity a = act(ACTRACK_ACT_TASK_RUN, i + 1);
+
+		mnl_attr_put(nlh, ACTRACK_T_ACTIVITY, sizeof(a), &a);
+	}
+	mnl_attr_nest_end(nlh, nest);
+}
+
+/* A complete, valid report; @threads with 3 activities each. */
+static struct nlmsghdr *valid_msg(char *buf, uint32_t threads)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	static const char cmdline[] = "/usr/bin/server\0--port\0" "80\0";
+	uint32_t i;
+
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 4242);
+	mnl_attr_put_u64(nlh, ACTRACK_A_START_TICKS, 123456);
+	mnl_attr_put_u32(nlh, ACTRACK_A_UID, 1000);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, SIGKILL);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, SIGKILL);
+	mnl_attr_put_u64(nlh, ACTRACK_A_EXIT_TIME_NS, 5000000000ULL);
+	mnl_attr_put_u32(nlh, ACTRACK_A_PHASE, ACTRACK_PHASE_MAIN_LOOP_STARTED);
+	mnl_attr_put(nlh, ACTRACK_A_CMDLINE, sizeof(cmdline) - 1, cmdline);
+	mnl_attr_put_u64(nlh, ACTRACK_A_SEQ, 7);
+	mnl_attr_put_u32(nlh, ACTRACK_A_FLAGS, 0);
+	for (i = 0; i < threads; i++)
+		put_thread(nlh, 4242 + i, "worker", 3, 3);
+	return nlh;
+}
+
+static int parse(const struct nlmsghdr *nlh, struct actrack_death *d)
+{
+	return __actrack_parse_death(nlh, nlh->nlmsg_len, d);
+}
+
+TEST(valid_report)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = valid_msg(buf, 2);
+	struct actrack_death d;
+	uint32_t i, j;
+
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(4242, d.pid);
+	EXPECT_EQ(123456, d.start_ticks);
+	EXPECT_EQ(1000, d.uid);
+	EXPECT_EQ(SIGKILL, d.signal);
+	EXPECT_EQ(0, d.exit_code);
+	EXPECT_EQ(SIGKILL, d.wait_status);
+	EXPECT_FALSE(d.core_dumped);
+	EXPECT_EQ(5000000000ULL, d.exit_time_ns);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.phase);
+	EXPECT_EQ(7, d.seq);
+	EXPECT_STREQ("/usr/bin/server --port 80", d.cmdline);
+	EXPECT_EQ(strlen(d.cmdline), d.cmdline_size);
+	ASSERT_EQ(2, d.nr_threads);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(4242 + i, d.threads[i].tid);
+		EXPECT_STREQ("worker", d.threads[i].name);
+		EXPECT_EQ(3, d.threads[i].depth);
+		EXPECT_FALSE(d.threads[i].torn);
+		ASSERT_EQ(3, d.threads[i].nr_activities);
+		for (j = 0; j < 3; j++) {
+			struct actrack_activity a = act(ACTRACK_ACT_TASK_RUN,
+							j + 1);
+
+			EXPECT_EQ(0, memcmp(&a, &d.threads[i].activities[j],
+					    sizeof(a)));
+		}
+	}
+	__actrack_free_death(&d);
+	EXPECT_EQ(NULL, d.threads);
+
+	/* A GET_DEATHS dump entry parses the same way. */
+	((struct genlmsghdr *)mnl_nlmsg_get_payload(nlh))->cmd =
+		ACTRACK_CMD_GET_DEATHS;
+	ASSERT_EQ(0, parse(nlh, &d));
+	__actrack_free_death(&d);
+	free(buf);
+}
+
+TEST(exit_code_and_core)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct actrack_death d;
+
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 77);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 3 << 8);
+	mnl_attr_put_u32(nlh, ACTRACK_A_EXIT_CODE, 3);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(3, d.exit_code);
+	EXPECT_EQ(0, d.signal);
+	EXPECT_EQ(0, d.nr_threads);
+	EXPECT_EQ(NULL, d.threads);
+	EXPECT_STREQ("", d.cmdline);
+	__actrack_free_death(&d);
+	free(buf);
+
+	/* SIGSEGV with the core bit in the status. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 78);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, SIGSEGV | 0x80);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(SIGSEGV, d.signal);
+	EXPECT_TRUE(d.core_dumped);
+	free(buf);
+
+	/* Without a status, from SIGNAL + CORE_DUMPED. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 79);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, SIGABRT);
+	mnl_attr_put(nlh, ACTRACK_A_CORE_DUMPED, 0, NULL);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(SIGABRT, d.signal);
+	EXPECT_TRUE(d.core_dumped);
+	EXPECT_TRUE(WIFSIGNALED(d.wait_status));
+	EXPECT_EQ(SIGABRT, WTERMSIG(d.wait_status));
+	EXPECT_TRUE(WCOREDUMP(d.wait_status));
+	free(buf);
+
+	/* Without a status, from EXIT_CODE. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 80);
+	mnl_attr_put_u32(nlh, ACTRACK_A_EXIT_CODE, 255);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(255, d.exit_code);
+	EXPECT_TRUE(WIFEXITED(d.wait_status));
+	EXPECT_EQ(255, WEXITSTATUS(d.wait_status));
+	free(buf);
+}
+
+/* Build a valid report, then let @mutate break it; it must be refused. */
+typedef void (*mutate_fn)(struct nlmsghdr *nlh);
+
+static int parse_mutated(mutate_fn fn, bool with_valid)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct actrack_death d;
+	int ret;
+
+	if (with_valid)
+		valid_msg(buf, 1);
+	fn(nlh);
+	memset(&d, 0x5a, sizeof(d));
+	ret = parse(nlh, &d);
+	if (ret == 0)
+		__actrack_free_death(&d);
+	else if (d.threads != NULL || d.nr_threads != 0 || d.pid != 0)
+		ret = -1000;	/* a refused report must come back empty */
+	free(buf);
+	return ret;
+}
+
+static void m_pid_u16(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u16(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+}
+
+static void m_pid_u64(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u64(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+}
+
+static void m_ticks_u32(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_START_TICKS, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+}
+
+static void m_no_pid(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+}
+
+static void m_no_status(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+}
+
+static void m_dup_pid(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 6);
+}
+
+static void m_stopped(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0x137f);
+}
+
+static void m_signal_mismatch(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, SIGKILL);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, SIGTERM);
+}
+
+static void m_signal_range(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, 200);
+}
+
+static void m_exit_range(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_EXIT_CODE, 256);
+}
+
+static void m_exit_and_signal(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_EXIT_CODE, 1);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, 9);
+}
+
+static void m_core_payload(struct nlmsghdr *nlh)
+{
+	uint32_t one = 1;
+
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, 11);
+	mnl_attr_put(nlh, ACTRACK_A_CORE_DUMPED, sizeof(one), &one);
+}
+
+static void m_activity_short(struct nlmsghdr *nlh)
+{
+	struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+	struct actrack_activity a = act(1, 1);
+
+	mnl_attr_put(nlh, ACTRACK_T_ACTIVITY, sizeof(a) - 1, &a);
+	mnl_attr_nest_end(nlh, n);
+}
+
+static void m_activity_long(struct nlmsghdr *nlh)
+{
+	struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+	char big[sizeof(struct actrack_activity) + 8] = { 0 };
+
+	mnl_attr_put(nlh, ACTRACK_T_ACTIVITY, sizeof(big), big);
+	mnl_attr_nest_end(nlh, n);
+}
+
+static void m_too_many_activities(struct nlmsghdr *nlh)
+{
+	put_thread(nlh, 1, "x", ACTRACK_THREAD_MAX_SLOTS + 1,
+		   ACTRACK_THREAD_MAX_SLOTS + 1);
+}
+
+static void m_tid_u8(struct nlmsghdr *nlh)
+{
+	struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+
+	mnl_attr_put_u8(nlh, ACTRACK_T_TID, 1);
+	mnl_attr_nest_end(nlh, n);
+}
+
+static void m_torn_payload(struct nlmsghdr *nlh)
+{
+	struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+
+	mnl_attr_put_u32(nlh, ACTRACK_T_TORN, 1);
+	mnl_attr_nest_end(nlh, n);
+}
+
+static void m_empty_name(struct nlmsghdr *nlh)
+{
+	struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+
+	mnl_attr_put(nlh, ACTRACK_T_NAME, 0, NULL);
+	mnl_attr_nest_end(nlh, n);
+}
+
+static void m_dup_tid(struct nlmsghdr *nlh)
+{
+	struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+
+	mnl_attr_put_u32(nlh, ACTRACK_T_TID, 1);
+	mnl_attr_put_u32(nlh, ACTRACK_T_TID, 2);
+	mnl_attr_nest_end(nlh, n);
+}
+
+static void m_thread_tiny(struct nlmsghdr *nlh)
+{
+	uint16_t two = 2;
+
+	/* A "nested" attribute of 2 bytes cannot hold an attribute. */
+	mnl_attr_put(nlh, ACTRACK_A_THREAD, sizeof(two), &two);
+}
+
+static void m_thread_garbage(struct nlmsghdr *nlh)
+{
+	char junk[7] = { 1, 2, 3, 4, 5, 6, 7 };
+
+	/* Looks like a nest header but its inner attribute overruns. */
+	struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+	struct nlattr *inner = mnl_nlmsg_get_payload_tail(nlh);
+
+	mnl_attr_put(nlh, ACTRACK_T_NAME, sizeof(junk), junk);
+	inner->nla_len = 200;
+	mnl_attr_nest_end(nlh, n);
+}
+
+static void m_trailing_bytes(struct nlmsghdr *nlh)
+{
+	/* Two stray bytes after the last attribute. */
+	nlh->nlmsg_len += 2;
+}
+
+static void m_attr_len_short(struct nlmsghdr *nlh)
+{
+	struct nlattr *a = mnl_nlmsg_get_payload_tail(nlh);
+
+	a->nla_len = 2;	/* shorter than its own header */
+	a->nla_type = ACTRACK_A_PID;
+	nlh->nlmsg_len += 4;
+}
+
+static void m_attr_overrun(struct nlmsghdr *nlh)
+{
+	struct nlattr *a = mnl_nlmsg_get_payload_tail(nlh);
+
+	mnl_attr_put_u32(nlh, ACTRACK_A_PHASE, 1);
+	a->nla_len = 64;	/* beyond the message */
+}
+
+static void m_cmdline_string_type(struct nlmsghdr *nlh)
+{
+	/* A flag where a u32 belongs. */
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put(nlh, ACTRACK_A_PHASE, 0, NULL);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+}
+
+static void base(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+}
+
+static void m_flags_u16(struct nlmsghdr *nlh)
+{
+	base(nlh);
+	mnl_attr_put_u16(nlh, ACTRACK_A_FLAGS, 1);
+}
+
+static void m_seq_u32(struct nlmsghdr *nlh)
+{
+	base(nlh);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SEQ, 1);
+}
+
+static void m_uid_u64(struct nlmsghdr *nlh)
+{
+	base(nlh);
+	mnl_attr_put_u64(nlh, ACTRACK_A_UID, 1);
+}
+
+static void m_phase_empty(struct nlmsghdr *nlh)
+{
+	base(nlh);
+	mnl_attr_put(nlh, ACTRACK_A_PHASE, 0, NULL);
+}
+
+static void m_cmd_wrong(struct nlmsghdr *nlh)
+{
+	((struct genlmsghdr *)mnl_nlmsg_get_payload(nlh))->cmd =
+		ACTRACK_CMD_GET_STATS;
+}
+
+static void m_exit_time_u32(struct nlmsghdr *nlh)
+{
+	base(nlh);
+	mnl_attr_put_u32(nlh, ACTRACK_A_EXIT_TIME_NS, 1);
+}
+
+TEST(hostile_attribute_sets)
+{
+	static const struct {
+		const char *name;
+		mutate_fn fn;
+		bool with_valid;
+	} cases[] = {
+		{ "pid as u16", m_pid_u16, false },
+		{ "pid as u64", m_pid_u64, false },
+		{ "start_ticks as u32", m_ticks_u32, false },
+		{ "no pid", m_no_pid, false },
+		{ "no exit status at all", m_no_status, false },
+		{ "pid twice", m_dup_pid, true },
+		{ "stopped, not dead", m_stopped, false },
+		{ "signal disagrees with status", m_signal_mismatch, false },
+		{ "signal 200", m_signal_range, false },
+		{ "exit code 256", m_exit_range, false },
+		{ "exit code and signal", m_exit_and_signal, false },
+		{ "core flag with payload", m_core_payload, false },
+		{ "activity 1 byte short", m_activity_short, true },
+		{ "activity 8 bytes long", m_activity_long, true },
+		{ "65 activities", m_too_many_activities, true },
+		{ "tid as u8", m_tid_u8, true },
+		{ "torn flag with payload", m_torn_payload, true },
+		{ "empty thread name", m_empty_name, true },
+		{ "tid twice", m_dup_tid, true },
+		{ "2-byte nest", m_thread_tiny, true },
+		{ "nest overruns", m_thread_garbage, true },
+		{ "trailing bytes", m_trailing_bytes, true },
+		{ "attribute shorter than header", m_attr_len_short, true },
+		{ "attribute beyond message", m_attr_overrun, true },
+		{ "flag where u32", m_cmdline_string_type, false },
+		{ "flags as u16", m_flags_u16, false },
+		{ "seq as u32", m_seq_u32, false },
+		{ "uid as u64", m_uid_u64, false },
+		{ "empty phase", m_phase_empty, false },
+		{ "exit_time as u32", m_exit_time_u32, false },
+		{ "wrong command", m_cmd_wrong, true },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = parse_mutated(cases[i].fn, cases[i].with_valid);
+
+		if (ret != -EBADMSG)
+			TH_LOG("case '%s': %d", cases[i].name, ret);
+		EXPECT_EQ(-EBADMSG, ret);
+	}
+}
+
+TEST(bad_headers)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = valid_msg(buf, 1);
+	struct actrack_death d;
+	uint32_t len = nlh->nlmsg_len;
+
+	/* Message longer than the bytes we hold. */
+	EXPECT_EQ(-EBADMSG, __actrack_parse_death(nlh, len - 1, &d));
+	/* Header lies about its length. */
+	nlh->nlmsg_len = NLMSG_HDRLEN + 2;
+	EXPECT_EQ(-EBADMSG, __actrack_parse_death(nlh, len, &d));
+	nlh->nlmsg_len = 0;
+	EXPECT_EQ(-EBADMSG, __actrack_parse_death(nlh, len, &d));
+	nlh->nlmsg_len = UINT32_MAX;
+	EXPECT_EQ(-EBADMSG, __actrack_parse_death(nlh, len, &d));
+	/* Less than a header in the buffer. */
+	nlh->nlmsg_len = len;
+	EXPECT_EQ(-EBADMSG, __actrack_parse_death(nlh, 8, &d));
+	EXPECT_EQ(0, __actrack_parse_death(nlh, len, &d));
+	__actrack_free_death(&d);
+	free(buf);
+}
+
+TEST(lenient_where_harmless)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct actrack_death d;
+	char name[100], cmd[ACTRACK_CMDLINE_MAX + 100];
+	struct nlattr *n;
+
+	/* Unknown attributes (a newer kernel) are ignored; so is
+	 * NLA_F_NESTED on the thread nest; a name without NUL is cut. */
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+	mnl_attr_put_u64(nlh, ACTRACK_A_MAX + 3, 1);
+	mnl_attr_put(nlh, ACTRACK_A_MAX + 4, 3, "abc");
+	/* u64 alignment padding, as many as the kernel needs */
+	mnl_attr_put(nlh, ACTRACK_A_PAD, 0, NULL);
+	mnl_attr_put(nlh, ACTRACK_A_PAD, 0, NULL);
+	memset(cmd, 'c', sizeof(cmd));
+	mnl_attr_put(nlh, ACTRACK_A_CMDLINE, sizeof(cmd), cmd);
+	n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+	n->nla_type |= NLA_F_NESTED;
+	memset(name, 'n', sizeof(name));
+	mnl_attr_put(nlh, ACTRACK_T_NAME, sizeof(name), name);
+	mnl_attr_put_u32(nlh, ACTRACK_T_MAX + 1, 9);
+	mnl_attr_put(nlh, ACTRACK_T_PAD, 0, NULL);
+	mnl_attr_put(nlh, ACTRACK_T_PAD, 0, NULL);
+	mnl_attr_put(nlh, ACTRACK_T_TORN, 0, NULL);
+	mnl_attr_nest_end(nlh, n);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(ACTRACK_CMDLINE_MAX, d.cmdline_size);
+	EXPECT_EQ(ACTRACK_CMDLINE_MAX, strlen(d.cmdline));
+	ASSERT_EQ(1, d.nr_threads);
+	EXPECT_EQ(31, strlen(d.threads[0].name));
+	EXPECT_TRUE(d.threads[0].torn);
+	EXPECT_EQ(0, d.threads[0].nr_activities);
+	__actrack_free_death(&d);
+	free(buf);
+
+	/* An unpadded last attribute (3-byte cmdline) is accepted. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+	mnl_attr_put(nlh, ACTRACK_A_CMDLINE, 3, "a\0b");
+	nlh->nlmsg_len -= 1;
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_STREQ("a b", d.cmdline);
+	free(buf);
+
+	/* An empty thread nest is a thread with nothing known. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+	mnl_attr_put(nlh, ACTRACK_A_THREAD, 0, NULL);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(1, d.nr_threads);
+	__actrack_free_death(&d);
+	free(buf);
+}
+
+TEST(thread_count_bounded)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct actrack_death d;
+	uint32_t i;
+
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
+	for (i = 0; i < ACTRACK_DEATH_MAX_THREADS + 50; i++) {
+		struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+
+		mnl_attr_put_u32(nlh, ACTRACK_T_TID, i + 1);
+		mnl_attr_nest_end(nlh, n);
+	}
+	ASSERT_LT(nlh->nlmsg_len, BUF_SIZE);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(ACTRACK_DEATH_MAX_THREADS, d.nr_threads);
+	EXPECT_TRUE(d.flags & ACTRACK_DEATH_TRUNCATED);
+	EXPECT_EQ(ACTRACK_DEATH_MAX_THREADS, d.threads[d.nr_threads - 1].tid);
+	__actrack_free_death(&d);
+	free(buf);
+}
+
+/* xorshift: reproducible without libc's rand state */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+TEST(random_mutations)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = valid_msg(buf, 4);
+	uint32_t len = nlh->nlmsg_len;
+	char *work = malloc(len);
+	unsigned int ok = 0, bad = 0, i, k;
+
+	ASSERT_NE(NULL, work);
+	for (i = 0; i < 200000; i++) {
+		struct nlmsghdr *w = (struct nlmsghdr *)work;
+		struct actrack_death d;
+		unsigned int flips = 1 + rnd() % 8;
+
+		memcpy(work, buf, len);
+		for (k = 0; k < flips; k++) {
+			uint32_t off = NLMSG_HDRLEN + rnd() % (len - NLMSG_HDRLEN);
+
+			if (rnd() & 1)
+				work[off] ^= (char)(1U << (rnd() % 8));
+			else
+				work[off] = (char)rnd();
+		}
+		/* Exact copies leave nothing after the message, so any
+		 * overread would be caught by ASan. */
+		if (__actrack_parse_death(w, len, &d) == 0) {
+			ok++;
+			/* A flipped type can make more nests, never more
+			 * than the attributes there are. */
+			ASSERT_LE(d.nr_threads, 32);
+			for (k = 0; k < d.nr_threads; k++)
+				ASSERT_LE(d.threads[k].nr_activities,
+					  ACTRACK_THREAD_MAX_SLOTS);
+			ASSERT_LE(d.cmdline_size, ACTRACK_CMDLINE_MAX);
+			__actrack_free_death(&d);
+		} else {
+			bad++;
+		}
+	}
+	TH_LOG("200000 mutated reports: %u parsed, %u refused", ok, bad);
+	EXPECT_GT(bad, 0);
+	free(work);
+	free(buf);
+}
+
+TEST(random_attribute_streams)
+{
+	char *buf = malloc(4096);
+	unsigned int i, k, ok = 0;
+
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < 100000; i++) {
+		struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+		struct genlmsghdr *g;
+		struct actrack_death d;
+		unsigned int nr = rnd() % 12;
+
+		g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+		g->cmd = ACTRACK_CMD_DEATH;
+		/* Half of them start valid, so that the rest is what decides. */
+		if (rnd() & 1) {
+			mnl_attr_put_u32(nlh, ACTRACK_A_PID, 1);
+			mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 9);
+		}
+		for (k = 0; k < nr; k++) {
+			char payload[96];
+			uint16_t type = rnd() % (ACTRACK_A_MAX + 3);
+			size_t plen = rnd() % 3 ? (1U << (rnd() % 4)) :
+						  rnd() % sizeof(payload);
+
+			for (size_t j = 0; j < sizeof(payload); j++)
+				payload[j] = (char)rnd();
+			if (type == ACTRACK_A_THREAD && (rnd() & 1)) {
+				struct nlattr *n;
+
+				n = mnl_attr_nest_start(nlh, type);
+				for (unsigned int j = rnd() % 6; j; j--)
+					mnl_attr_put(nlh, rnd() % (ACTRACK_T_MAX + 2),
+						     rnd() % 3 ? 4 : rnd() % 72,
+						     payload);
+				mnl_attr_nest_end(nlh, n);
+			} else {
+				mnl_attr_put(nlh, type, plen, payload);
+			}
+		}
+		if (__actrack_parse_death(nlh, nlh->nlmsg_len, &d) == 0) {
+			ok++;
+			__actrack_free_death(&d);
+		}
+	}
+	TH_LOG("100000 random attribute streams: %u parsed", ok);
+	free(buf);
+}
+
+TEST(stats)
+{
+	char *buf = new_msg(ACTRACK_CMD_GET_STATS);
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct actrack_kstats st;
+	struct nlattr *n;
+
+	n = mnl_attr_nest_start(nlh, ACTRACK_A_STATS);
+	mnl_attr_put_u64(nlh, ACTRACK_S_ARENAS, 2);
+	mnl_attr_put_u64(nlh, ACTRACK_S_BYTES_USED, 4096);
+	mnl_attr_put_u64(nlh, ACTRACK_S_ARENA_SIZE, 1 << 22);
+	mnl_attr_put_u64(nlh, ACTRACK_S_BYTES_FREE, 1000);
+	mnl_attr_put_u64(nlh, ACTRACK_S_REPORTS_DROPPED, 3);
+	mnl_attr_put_u64(nlh, ACTRACK_S_MAX + 1, 3);
+	mnl_attr_nest_end(nlh, n);
+	ASSERT_EQ(0, __actrack_parse_stats(nlh, nlh->nlmsg_len, &st));
+	EXPECT_EQ(2, st.arenas);
+	EXPECT_EQ(4096, st.bytes_used);
+	EXPECT_EQ(1 << 22, st.arena_size);
+	EXPECT_EQ(1000, st.bytes_free);
+	EXPECT_EQ(3, st.reports_dropped);
+	EXPECT_EQ(0, st.cleanups);
+
+	/* A u32 counter is refused and leaves @st alone. */
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 1);
+	n = mnl_attr_nest_start(nlh, ACTRACK_A_STATS);
+	mnl_attr_put_u32(nlh, ACTRACK_S_CLEANUPS, 2);
+	mnl_attr_nest_end(nlh, n);
+	st.cleanups = 77;
+	EXPECT_EQ(-EBADMSG, __actrack_parse_stats(nlh, nlh->nlmsg_len, &st));
+	EXPECT_EQ(77, st.cleanups);
+	free(buf);
+
+	/* No stats nest at all. */
+	buf = new_msg(ACTRACK_CMD_GET_STATS);
+	nlh = (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 1);
+	EXPECT_EQ(-EBADMSG, __actrack_parse_stats(nlh, nlh->nlmsg_len, &st));
+	free(buf);
+}
+
+TEST_HARNESS_MAIN

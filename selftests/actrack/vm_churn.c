@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 1,000 tracked processes started and killed: the kernel frees all their
+ * records, and the arena's used and free bytes come back to what they
+ * were after a warm-up batch of the same shape (freed blocks are reused,
+ * nothing leaks, nothing fragments).  A uid of its own keeps the numbers
+ * free of the other tests' processes.
+ */
+#include "vm_util.h"
+
+#define CHURN_UID	31000
+#define BATCH		20
+#define BATCHES		50	/* 1,000 processes */
+
+FIXTURE(churn) {
+	struct actrack_monitor *m;
+	struct vm_deaths *ds;
+};
+
+FIXTURE_SETUP(churn)
+{
+	self->m = NULL;
+	self->ds = NULL;
+	VM_REQUIRE_MODULE();
+	if (geteuid() != 0)
+		SKIP(return, "needs root to switch uids");
+	ASSERT_EQ(0, actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &self->m));
+	self->ds = calloc(1, sizeof(*self->ds));
+	ASSERT_NE(NULL, self->ds);
+}
+
+FIXTURE_TEARDOWN(churn)
+{
+	if (self->m)
+		actrack_monitor_close(self->m);
+	if (self->ds) {
+		vm_deaths_free(self->ds);
+		free(self->ds);
+	}
+}
+
+/* Start BATCH victims, kill them all, wait for every report.
+ * Return: reports received. */
+static int batch(struct actrack_monitor *m, struct vm_deaths *ds,
+		 int *start_failures)
+{
+	struct vm_victim v[BATCH];
+	bool up[BATCH];
+	int i, got = 0;
+
+	for (i = 0; i < BATCH; i++) {
+		struct vm_victim_cfg cfg = {
+			.threads = 2,
+			.phase = ACTRACK_PHASE_MAIN_LOOP_STARTED,
+			.uid = CHURN_UID,
+		};
+
+		up[i] = !vm_victim_start(&cfg, &v[i]);
+		*start_failures += !up[i];
+	}
+	for (i = 0; i < BATCH; i++)
+		if (up[i])
+			kill(v[i].pid, SIGKILL);
+	for (i = 0; i < BATCH; i++) {
+		if (!up[i])
+			continue;
+		waitpid(v[i].pid, NULL, 0);
+		close(v[i].go_fd);
+	}
+	for (i = 0; i < BATCH; i++)
+		if (up[i])
+			got += !!vm_wait_death(m, ds, v[i].pid, 10000);
+	/* Only the reports of this batch are needed from here on. */
+	vm_deaths_free(ds);
+	return got;
+}
+
+/* Live owned records in the arena, whoever owns them. */
+static int live_records(struct vm_map *map)
+{
+	struct actrack_arena_iter it;
+	uint32_t ref, t;
+	int n = 0;
+
+	actrack_arena_iter_init(&it, &map->a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
+		struct actrack_owner *o;
+
+		if (!actrack_arena_is_owned_type(t))
+			continue;
+		o = actrack_arena_get(&map->a, ref, t, sizeof(*o));
+		if (o && at_load_acquire(&o->data_id))
+			n++;
+	}
+	return n;
+}
+
+TEST_F_TIMEOUT(churn, thousand_processes, 290)
+{
+	uint32_t used0, free0, used1, free1;
+	int b, got = 0, failures = 0, live0, live1;
+	struct vm_map map;
+	uint64_t t0, t1;
+
+	VM_SETUP_SKIPPED();
+
+	/* Warm-up: creates the uid's arena and its high-water mark. */
+	ASSERT_EQ(BATCH, batch(self->m, self->ds, &failures));
+	ASSERT_EQ(0, failures);
+	/* Our read-only mapping keeps the arena alive between batches. */
+	ASSERT_EQ(0, vm_map_open(&map, CHURN_UID, false));
+	live0 = live_records(&map);
+	used0 = actrack_arena_used(&map.a);
+	free0 = actrack_arena_free_bytes(&map.a);
+
+	t0 = vm_mono_ns();
+	for (b = 0; b < BATCHES; b++)
+		got += batch(self->m, self->ds, &failures);
+	t1 = vm_mono_ns();
+	live1 = live_records(&map);
+	used1 = actrack_arena_used(&map.a);
+	free1 = actrack_arena_free_bytes(&map.a);
+
+	TH_LOG("%d processes in %llu ms (%llu us each): %d reports, %d start "
+	       "failures", BATCH * BATCHES,
+	       (unsigned long long)(t1 - t0) / 1000000,
+	       (unsigned long long)(t1 - t0) / 1000 / (BATCH * BATCHES), got,
+	       failures);
+	TH_LOG("arena of %u bytes: after warm-up used %u free %u live records "
+	       "%d; after 1000 used %u free %u live records %d",
+	       map.a.size, used0, free0, live0, used1, free1, live1);
+	EXPECT_EQ(0, failures);
+	EXPECT_EQ(BATCH * BATCHES, got);
+	EXPECT_EQ(0, live0);
+	EXPECT_EQ(0, live1);
+	EXPECT_EQ(used0, used1);
+	EXPECT_EQ(free0, free1);
+	EXPECT_FALSE(actrack_arena_is_corrupt(&map.a));
+	vm_map_close(&map);
+}
+
+TEST_HARNESS_MAIN

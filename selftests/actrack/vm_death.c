@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Death reports from actrack.ko: a tracked process is killed or exits, the
+ * kernel reports how it died (signal or exit code, core dump, phase,
+ * command line, every thread's stack) and frees its records.  Measures how
+ * long that takes from kill() (printed in the VM log).
+ */
+#include "vm_util.h"
+
+FIXTURE(death) {
+	struct actrack_monitor *m;
+	struct vm_deaths *ds;
+	char cmdline[ACTRACK_CMDLINE_MAX + 1];
+};
+
+FIXTURE_SETUP(death)
+{
+	self->m = NULL;
+	self->ds = NULL;
+	VM_REQUIRE_MODULE();
+	ASSERT_EQ(0, actrack_monitor_open(0, &self->m));
+	self->ds = calloc(1, sizeof(*self->ds));
+	ASSERT_NE(NULL, self->ds);
+	vm_own_cmdline(self->cmdline, sizeof(self->cmdline));
+}
+
+FIXTURE_TEARDOWN(death)
+{
+	if (self->m)
+		actrack_monitor_close(self->m);
+	if (self->ds) {
+		vm_deaths_free(self->ds);
+		free(self->ds);
+	}
+}
+
+/* The workers' stacks as vm_victim_worker() builds them. */
+static void check_workers(struct __test_metadata *_metadata,
+			  const struct actrack_death *d, int nr, bool busy)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		const struct actrack_death_thread *t;
+		char name[32];
+
+		snprintf(name, sizeof(name), "worker-%d", i);
+		t = vm_death_thread(d, name);
+		ASSERT_NE(NULL, t) TH_LOG("no thread %s in the report", name);
+		EXPECT_FALSE(t->torn);
+		EXPECT_NE(d->pid, t->tid);
+		if (busy) {
+			/* Killed between a push and its pop, or not. */
+			EXPECT_TRUE(t->depth == 2 || t->depth == 3)
+				TH_LOG("%s depth %u", name, t->depth);
+		} else {
+			EXPECT_EQ(2, t->depth);
+		}
+		ASSERT_EQ(t->depth, t->nr_activities);
+		EXPECT_EQ(ACTRACK_ACT_TASK_RUN, t->activities[0].type);
+		EXPECT_EQ(1000 + i, t->activities[0].object);
+		EXPECT_NE(0, t->activities[0].origin);
+		EXPECT_NE(0, t->activities[0].time_ns);
+		EXPECT_LE(t->activities[0].time_ns, d->exit_time_ns);
+		EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, t->activities[1].type);
+		EXPECT_EQ((uintptr_t)&vm_locks[i], t->activities[1].object);
+		if (t->nr_activities == 3) {
+			EXPECT_EQ(ACTRACK_ACT_GENERIC_ACTION(1),
+				  t->activities[2].type);
+			EXPECT_EQ(i, t->activities[2].info);
+		}
+	}
+}
+
+static const struct actrack_death_thread *
+main_thread(const struct actrack_death *d)
+{
+	for (uint32_t i = 0; i < d->nr_threads; i++)
+		if (d->threads[i].tid == d->pid)
+			return &d->threads[i];
+	return NULL;
+}
+
+TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
+{
+	struct vm_victim_cfg cfg = {
+		.threads = 8, .phase = ACTRACK_PHASE_MAIN_LOOP_STARTED,
+		.uid = -1, .busy = true,
+	};
+	const struct actrack_death_thread *mt;
+	struct actrack_kstats st0, st1;
+	uint64_t t0, t_report = 0, t_freed = 0, end;
+	struct actrack_death *d = NULL;
+	struct vm_victim v;
+	struct vm_map map;
+	int before, status, recent;
+
+	VM_SETUP_SKIPPED();
+
+	ASSERT_EQ(0, vm_map_open(&map, -1, false));
+	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st0));
+	ASSERT_EQ(0, vm_victim_start(&cfg, &v));
+	/* Let the workers spin. */
+	usleep(50000);
+	before = vm_count_owned(&map, v.pid, v.start_ticks, 0,
+				ACTRACK_TYPE_ANY);
+	EXPECT_EQ(9, vm_count_owned(&map, v.pid, v.start_ticks, 0,
+				    ACTRACK_TYPE_THREAD));
+	EXPECT_EQ(1, vm_count_owned(&map, v.pid, v.start_ticks, 0,
+				    ACTRACK_TYPE_PROCESS));
+
+	t0 = vm_mono_ns();
+	ASSERT_EQ(0, kill(v.pid, SIGKILL));
+	end = t0 + 10000000000ULL;
+	while ((!t_report || !t_freed) && vm_mono_ns() < end) {
+		actrack_monitor_dispatch(self->m, t_report ? 0 : 1,
+					 vm_keep_death, self->ds);
+		if (!t_report && (d = vm_find_death(self->ds, v.pid)))
+			t_report = vm_mono_ns();
+		if (!t_freed && !vm_count_owned(&map, v.pid, v.start_ticks, 0,
+						ACTRACK_TYPE_ANY))
+			t_freed = vm_mono_ns();
+		if (t_report && !t_freed)
+			usleep(200);
+	}
+	ASSERT_EQ(v.pid, waitpid(v.pid, &status, 0));
+	close(v.go_fd);
+	TH_LOG("pid %d, %d records: kill -> report %llu us, kill -> records "
+	       "freed %llu us", v.pid, before,
+	       t_report ? (unsigned long long)(t_report - t0) / 1000 : 0ULL,
+	       t_freed ? (unsigned long long)(t_freed - t0) / 1000 : 0ULL);
+	ASSERT_NE(0, t_report) TH_LOG("no death report within 10 s");
+	ASSERT_NE(0, t_freed) TH_LOG("records not freed within 10 s");
+	EXPECT_GE(before, 10);
+
+	EXPECT_EQ(v.pid, d->pid);
+	EXPECT_EQ(v.start_ticks, d->start_ticks);
+	EXPECT_EQ(geteuid(), d->uid);
+	EXPECT_EQ(SIGKILL, d->signal);
+	EXPECT_EQ(0, d->exit_code);
+	EXPECT_FALSE(d->core_dumped);
+	EXPECT_EQ(status, d->wait_status);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->phase);
+	EXPECT_EQ(0, d->flags);
+	EXPECT_NE(0, d->seq);
+	EXPECT_GE(d->exit_time_ns, t0);
+	EXPECT_LE(d->exit_time_ns, t_report);
+	EXPECT_STREQ(self->cmdline, d->cmdline);
+	ASSERT_EQ(9, d->nr_threads);
+	check_workers(_metadata, d, 8, true);
+	mt = main_thread(d);
+	ASSERT_NE(NULL, mt);
+	ASSERT_EQ(1, mt->nr_activities);
+	EXPECT_EQ(ACTRACK_ACT_PROCESS_WAIT, mt->activities[0].type);
+	EXPECT_EQ(getpid(), mt->activities[0].object);
+
+	/* The kernel's ring has it too, with the same number. */
+	{
+		struct vm_deaths *ring = calloc(1, sizeof(*ring));
+		struct actrack_death *r;
+
+		ASSERT_NE(NULL, ring);
+		recent = actrack_monitor_recent(self->m, vm_keep_death, ring);
+		EXPECT_GE(recent, 1);
+		r = vm_find_death(ring, v.pid);
+		ASSERT_NE(NULL, r) TH_LOG("pid %d not in the recent ring", v.pid);
+		EXPECT_EQ(d->seq, r->seq);
+		EXPECT_EQ(d->wait_status, r->wait_status);
+		EXPECT_EQ(d->nr_threads, r->nr_threads);
+		vm_deaths_free(ring);
+		free(ring);
+	}
+
+	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st1));
+	TH_LOG("module: cleanups %llu -> %llu, records freed %llu -> %llu, "
+	       "reports sent %llu -> %llu, dropped %llu",
+	       (unsigned long long)st0.cleanups,
+	       (unsigned long long)st1.cleanups,
+	       (unsigned long long)st0.records_freed,
+	       (unsigned long long)st1.records_freed,
+	       (unsigned long long)st0.reports_sent,
+	       (unsigned long long)st1.reports_sent,
+	       (unsigned long long)st1.reports_dropped);
+	EXPECT_GT(st1.cleanups, st0.cleanups);
+	EXPECT_GE(st1.records_freed - st0.records_freed, (uint64_t)before);
+	EXPECT_GT(st1.reports_sent, st0.reports_sent);
+	vm_map_close(&map);
+}
+
+TEST_F_TIMEOUT(death, exit_codes_and_phases, 120)
+{
+	static const struct { int code; uint32_t phase; } cases[] = {
+		{ 3, ACTRACK_PHASE_SHUTDOWN_STARTED },
+		{ 0, ACTRACK_PHASE_EXITED_CLEANLY },
+		{ 1, ACTRACK_PHASE_EXITED_WITH_CODE },
+		{ 255, ACTRACK_PHASE_MAIN_LOOP_STARTED },
+		{ 42, ACTRACK_PHASE_LAUNCHED },
+		{ 7, ACTRACK_PHASE_LAUNCH_FAILED },
+	};
+	unsigned int i;
+
+	VM_SETUP_SKIPPED();
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vm_victim_cfg cfg = {
+			.threads = 2, .phase = cases[i].phase, .uid = -1,
+		};
+		struct actrack_death *d;
+		struct vm_victim v;
+		int status;
+
+		ASSERT_EQ(0, vm_victim_start(&cfg, &v));
+		status = vm_victim_cmd(&v, 'x', cases[i].code);
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(cases[i].code, WEXITSTATUS(status));
+		d = vm_wait_death(self->m, self->ds, v.pid, 10000);
+		ASSERT_NE(NULL, d) TH_LOG("no report for exit(%d)",
+					  cases[i].code);
+		EXPECT_EQ(cases[i].code, d->exit_code);
+		EXPECT_EQ(0, d->signal);
+		EXPECT_FALSE(d->core_dumped);
+		EXPECT_EQ(status, d->wait_status);
+		EXPECT_EQ(cases[i].phase, d->phase);
+		EXPECT_EQ(v.start_ticks, d->start_ticks);
+		EXPECT_STREQ(self->cmdline, d->cmdline);
+		/* exit() in main: the workers were still in their
+		 * activities when the group went. */
+		EXPECT_EQ(3, d->nr_threads);
+		check_workers(_metadata, d, 2, false);
+	}
+}
+
+TEST_F_TIMEOUT(death, abort_with_core, 120)
+{
+	struct vm_victim_cfg cfg = {
+		.threads = 1, .phase = ACTRACK_PHASE_MAIN_LOOP_STARTED,
+		.uid = -1, .core = true,
+	};
+	struct actrack_death *d;
+	struct vm_victim v;
+	int status;
+
+	VM_SETUP_SKIPPED();
+
+	ASSERT_EQ(0, vm_victim_start(&cfg, &v));
+	status = vm_victim_cmd(&v, 'a', 0);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGABRT, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	TH_LOG("SIGABRT, core %s", WCOREDUMP(status) ? "dumped" : "not dumped");
+	EXPECT_EQ(status, d->wait_status);
+	EXPECT_EQ(SIGABRT, d->signal);
+	EXPECT_EQ(!!WCOREDUMP(status), d->core_dumped);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->phase);
+	check_workers(_metadata, d, 1, false);
+	unlink("core");
+}
+
+/* Many deaths at once: each reported exactly once, in a burst. */
+TEST_F_TIMEOUT(death, burst_of_32, 240)
+{
+	struct vm_victim_cfg cfg = { .threads = 1, .uid = -1 };
+	struct vm_victim v[32];
+	uint64_t t0, t1;
+	int i, found = 0;
+
+	VM_SETUP_SKIPPED();
+
+	for (i = 0; i < 32; i++)
+		ASSERT_EQ(0, vm_victim_start(&cfg, &v[i]));
+	t0 = vm_mono_ns();
+	for (i = 0; i < 32; i++)
+		kill(v[i].pid, SIGKILL);
+	for (i = 0; i < 32; i++) {
+		waitpid(v[i].pid, NULL, 0);
+		close(v[i].go_fd);
+	}
+	for (i = 0; i < 32; i++)
+		found += !!vm_wait_death(self->m, self->ds, v[i].pid, 10000);
+	t1 = vm_mono_ns();
+	TH_LOG("32 processes killed together: %d reports in %llu ms", found,
+	       (unsigned long long)(t1 - t0) / 1000000);
+	EXPECT_EQ(32, found);
+	for (i = 0; i < 32; i++) {
+		unsigned int j, n = 0;
+
+		for (j = 0; j < self->ds->nr; j++)
+			n += self->ds->d[j].pid == (uint32_t)v[i].pid;
+		EXPECT_EQ(1, n);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the vm_*.c kselftests, which run inside the test VM
+ * with actrack.ko loaded (scripts/vmtest) and skip elsewhere.
+ *
+ * The tests drive the real library (actrack_init, pushes, phases) in child
+ * processes and look at the result from the outside: the death reports
+ * (actrack_monitor_*) and the arena itself, mapped read-only through its
+ * own /dev/actrack fd and walked with the arena core, so that what the
+ * kernel freed or kept is seen as any reader would see it.
+ *
+ * Children never use ASSERT_* (it longjmps into the harness of the parent's
+ * copy); they exit with a distinct code on failure instead.
+ */
+#ifndef ACTRACK_VM_UTIL_H
+#define ACTRACK_VM_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The 6.1 harness passes formats through and compares int literals with
+ * our unsigned fields. */
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "actrack.h"
+#include "arena.h"
+
+#define VM_UNUSED __attribute__((unused))
+
+/* Skip (never pass) where the module is not there, e.g. on the host. */
+#define VM_REQUIRE_MODULE()						\
+	do {								\
+		if (access(ACTRACK_DEVICE_PATH, F_OK))			\
+			SKIP(return, "%s absent: actrack.ko not loaded",\
+			     ACTRACK_DEVICE_PATH);			\
+		/* The runner points ACTRACK_ARENA at a file for the	\
+		 * host tests; these are about the module. */		\
+		unsetenv(ACTRACK_ENV_ARENA);				\
+	} while (0)
+
+/*
+ * The 6.1 harness runs the test body even after a SKIP() in the fixture
+ * setup: each body starts with this.
+ */
+#define VM_SETUP_SKIPPED()						\
+	do {								\
+		if (_metadata->skip)					\
+			return;						\
+	} while (0)
+
+static VM_UNUSED uint64_t vm_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Field 22 of /proc/PID/stat, parsed after the last ')' of the comm. */
+static VM_UNUSED int vm_start_ticks(pid_t pid, uint64_t *ticks)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EIO;
+	/* ") S ppid ..." : field 3 is the state */
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EIO;
+	*ticks = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+/* /proc/self/cmdline with spaces: what the kernel reports for our forks. */
+static VM_UNUSED void vm_own_cmdline(char *buf, size_t len)
+{
+	ssize_t n, i;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	if (n > ACTRACK_CMDLINE_MAX)
+		n = ACTRACK_CMDLINE_MAX;
+	while (n && buf[n - 1] == '\0')
+		n--;
+	buf[n] = '\0';
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+}
+
+/* ---------------------------------------------------------------------- */
+/* A reader's mapping of an arena                                          */
+/* ---------------------------------------------------------------------- */
+
+struct vm_map {
+	int fd;
+	struct actrack_layout lay;
+	struct actrack_arena a;
+};
+
+/*
+ * Map the arena of our uid (@select_uid < 0) or of @select_uid (SELECT,
+ * read-only), read-only unless @writable.  Return 0 or -errno.
+ */
+static VM_UNUSED int vm_map_open(struct vm_map *v, long select_uid,
+				 bool writable)
+{
+	void *p;
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	v->fd = open(ACTRACK_DEVICE_PATH,
+		     (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (v->fd < 0)
+		return -errno;
+	if (select_uid >= 0) {
+		struct actrack_select sel = { .uid = (uint32_t)select_uid };
+
+		if (ioctl(v->fd, ACTRACK_IOC_SELECT, &sel) < 0)
+			goto err;
+	}
+	if (ioctl(v->fd, ACTRACK_IOC_LAYOUT, &v->lay) < 0)
+		goto err;
+	p = mmap(NULL, v->lay.arena_size,
+		 PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, v->fd,
+		 (off_t)v->lay.arena_offset);
+	if (p == MAP_FAILED)
+		goto err;
+	v->a.base = p;
+	v->a.size = v->lay.arena_size;
+	v->a.writable = writable;
+	return 0;
+err:
+	ret = -errno;
+	close(v->fd);
+	v->fd = -1;
+	return ret;
+}
+
+static VM_UNUSED void vm_map_close(struct vm_map *v)
+{
+	if (v->a.base)
+		munmap(v->a.base, v->a.size);
+	if (v->fd >= 0)
+		close(v->fd);
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+}
+
+/*
+ * Live records owned by (@pid, @start_ticks), of thread @tid only if
+ * non-zero, of @type only if not ACTRACK_TYPE_ANY.  @start_ticks ~0ULL
+ * matches any start time.
+ */
+static VM_UNUSED int vm_count_owned(struct vm_map *v, uint32_t pid,
+				    uint64_t start_ticks, uint32_t tid,
+				    uint32_t type)
+{
+	struct actrack_arena_iter it;
+	uint32_t ref, t;
+	int n = 0;
+
+	actrack_arena_iter_init(&it, &v->a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
+		struct actrack_owner *o;
+
+		if (!actrack_arena_is_owned_type(t))
+			continue;
+		if (type != ACTRACK_TYPE_ANY && t != type)
+			continue;
+		o = actrack_arena_get(&v->a, ref, t, sizeof(*o));
+		if (!o || !at_load_acquire(&o->data_id))
+			continue;
+		if (at_load(&o->pid) != pid)
+			continue;
+		if (start_ticks != ~0ULL &&
+		    at_load(&o->start_ticks) != start_ticks)
+			continue;
+		if (tid && at_load(&o->tid) != tid)
+			continue;
+		n++;
+	}
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Death reports                                                           */
+/* ---------------------------------------------------------------------- */
+
+#define VM_MAX_DEATHS	4096
+
+/* Every report received, deep-copied. */
+struct vm_deaths {
+	unsigned int nr;
+	struct actrack_death d[VM_MAX_DEATHS];
+};
+
+static VM_UNUSED void vm_keep_death(const struct actrack_death *d, void *arg)
+{
+	struct vm_deaths *ds = arg;
+	struct actrack_death *c;
+
+	if (ds->nr >= VM_MAX_DEATHS)
+		return;
+	c = &ds->d[ds->nr++];
+	*c = *d;
+	c->threads = NULL;
+	if (d->nr_threads) {
+		c->threads = malloc(d->nr_threads * sizeof(*d->threads));
+		if (c->threads)
+			memcpy(c->threads, d->threads,
+			       d->nr_threads * sizeof(*d->threads));
+		else
+			c->nr_threads = 0;
+	}
+}
+
+static VM_UNUSED void vm_deaths_free(struct vm_deaths *ds)
+{
+	for (unsigned int i = 0; i < ds->nr; i++)
+		free(ds->d[i].threads);
+	ds->nr = 0;
+}
+
+static VM_UNUSED struct actrack_death *vm_find_death(struct vm_deaths *ds,
+						     uint32_t pid)
+{
+	for (unsigned int i = 0; i < ds->nr; i++)
+		if (ds->d[i].pid == pid)
+			return &ds->d[i];
+	return NULL;
+}
+
+/* Dispatch until the report of @pid is in @ds or @timeout_ms passed.
+ * Return: the report, or NULL. */
+static VM_UNUSED struct actrack_death *
+vm_wait_death(struct actrack_monitor *m, struct vm_deaths *ds, uint32_t pid,
+	      int timeout_ms)
+{
+	uint64_t end = vm_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	struct actrack_death *d;
+
+	while (!(d = vm_find_death(ds, pid))) {
+		uint64_t now = vm_mono_ns();
+		int ret;
+
+		if (now >= end)
+			return NULL;
+		ret = actrack_monitor_dispatch(m, (int)((end - now) / 1000000) + 1,
+					       vm_keep_death, ds);
+		if (ret < 0 && ret != -EINTR && ret != -ENOBUFS)
+			return NULL;
+	}
+	return d;
+}
+
+static VM_UNUSED const struct actrack_death_thread *
+vm_death_thread(const struct actrack_death *d, const char *name)
+{
+	for (uint32_t i = 0; i < d->nr_threads; i++)
+		if (!strcmp(d->threads[i].name, name))
+			return &d->threads[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Victims: tracked child processes with known stacks                      */
+/* ---------------------------------------------------------------------- */
+
+/* Same addresses in every fork of the test binary. */
+static VM_UNUSED int vm_locks[64];
+
+struct vm_victim_cfg {
+	int threads;		/* workers, at most 64 */
+	uint32_t phase;		/* set after attaching; 0 = leave it */
+	long uid;		/* >= 0: setgid/setuid to it first */
+	bool busy;		/* workers push/pop without pause */
+	bool core;		/* RLIMIT_CORE unlimited */
+};
+
+struct vm_victim {
+	pid_t pid;
+	uint64_t start_ticks;
+	int go_fd;		/* write a command byte to the victim */
+};
+
+static VM_UNUSED int vm_victim_ready_fd = -1;
+
+/*
+ * Worker i: task 1000+i, then lock_acquire &vm_locks[i]; busy workers then
+ * push and pop a generic activity (id = a counter) forever, so that a kill
+ * lands in the middle of pushes.
+ */
+static VM_UNUSED void *vm_victim_worker(void *arg)
+{
+	long i = (long)arg & 0xffff;
+	bool busy = (long)arg >> 16;
+	char name[32];
+	uint64_t n = 0;
+
+	snprintf(name, sizeof(name), "worker-%ld", i);
+	if (actrack_thread_init(name))
+		_exit(110);
+	actrack_push_task(1000 + i);
+	actrack_push_lock_acquire(&vm_locks[i]);
+	if (write(vm_victim_ready_fd, "w", 1) != 1)
+		_exit(111);
+	if (!busy)
+		for (;;)
+			pause();
+	for (;;) {
+		uint32_t t = actrack_push_generic(1, n, (uint64_t)i);
+
+		n++;
+		actrack_pop(t);
+	}
+	return NULL;
+}
+
+/*
+ * The victim's main thread: attach, phase, workers, "process wait" on its
+ * parent, tell the parent, then obey one command byte:
+ *   'x' + code: exit(code)    'a': abort()    anything else / EOF: pause
+ */
+static VM_UNUSED void vm_victim_main(const struct vm_victim_cfg *cfg, int ready,
+			   int go)
+{
+	struct actrack_opts o = { .sz = sizeof(o) };
+	unsigned char cmd[2];
+	pthread_t t;
+	long i;
+
+	unsetenv(ACTRACK_ENV_ARENA);
+	if (cfg->core) {
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+		setrlimit(RLIMIT_CORE, &rl);
+	}
+	if (cfg->uid >= 0 &&
+	    (setgid((gid_t)cfg->uid) || setuid((uid_t)cfg->uid)))
+		_exit(112);
+	vm_victim_ready_fd = ready;
+	if (actrack_init(&o))
+		_exit(113);
+	if (actrack_backend() != ACTRACK_BACKEND_MODULE)
+		_exit(114);
+	if (cfg->phase && actrack_set_phase(cfg->phase))
+		_exit(115);
+	for (i = 0; i < cfg->threads; i++)
+		if (pthread_create(&t, NULL, vm_victim_worker,
+				   (void *)(i | ((long)cfg->busy << 16))))
+			_exit(116);
+	actrack_push_process_wait(getppid());
+	if (write(ready, "m", 1) != 1)
+		_exit(117);
+	if (read(go, cmd, 1) == 1) {
+		if (cmd[0] == 'x' && read(go, &cmd[1], 1) == 1)
+			exit(cmd[1]);
+		if (cmd[0] == 'a')
+			abort();
+	}
+	for (;;)
+		pause();
+}
+
+/* Wait up to @ms for @n bytes on @fd.  Return 0 or -errno. */
+static VM_UNUSED int vm_read_n(int fd, int n, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	while (n > 0) {
+		int r = poll(&p, 1, ms);
+
+		if (r <= 0)
+			return r ? -errno : -ETIMEDOUT;
+		if (read(fd, &c, 1) != 1)
+			return -EPIPE;
+		n--;
+	}
+	return 0;
+}
+
+/*
+ * Start a victim and wait until its stacks are in place.  With @want_pid,
+ * only a child that got that pid becomes the victim (-EAGAIN otherwise:
+ * the child just exits), for forcing pid reuse.  Return 0 or -errno.
+ */
+static VM_UNUSED int vm_victim_start_pid(const struct vm_victim_cfg *cfg,
+					 struct vm_victim *v, pid_t want_pid)
+{
+	int ready[2], go[2], ret;
+
+	if (pipe2(ready, O_CLOEXEC))
+		return -errno;
+	if (pipe2(go, O_CLOEXEC)) {
+		ret = -errno;
+		close(ready[0]);
+		close(ready[1]);
+		return ret;
+	}
+	v->pid = fork();
+	if (v->pid == 0) {
+		if (want_pid && getpid() != want_pid)
+			_exit(0);
+		close(ready[0]);
+		close(go[1]);
+		vm_victim_main(cfg, ready[1], go[0]);
+		_exit(119);
+	}
+	ret = v->pid < 0 ? -errno : 0;
+	close(ready[1]);
+	close(go[0]);
+	if (!ret && want_pid && v->pid != want_pid) {
+		waitpid(v->pid, NULL, 0);
+		ret = -EAGAIN;
+	}
+	if (ret) {
+		close(ready[0]);
+		close(go[1]);
+		return ret;
+	}
+	v->go_fd = go[1];
+	ret = vm_read_n(ready[0], cfg->threads + 1, 20000);
+	close(ready[0]);
+	if (!ret)
+		ret = vm_start_ticks(v->pid, &v->start_ticks);
+	if (ret) {
+		kill(v->pid, SIGKILL);
+		waitpid(v->pid, NULL, 0);
+		close(v->go_fd);
+	}
+	return ret;
+}
+
+static VM_UNUSED int vm_victim_start(const struct vm_victim_cfg *cfg,
+				     struct vm_victim *v)
+{
+	return vm_victim_start_pid(cfg, v, 0);
+}
+
+/* Send a command ('x' with an exit code, 'a'); then reap.  Return the
+ * wait status or -errno. */
+static VM_UNUSED int vm_victim_cmd(struct vm_victim *v, char cmd, int code)
+{
+	unsigned char buf[2] = { (unsigned char)cmd, (unsigned char)code };
+	int status;
+
+	if (write(v->go_fd, buf, 2) != 2)
+		return -errno;
+	close(v->go_fd);
+	if (waitpid(v->pid, &status, 0) != v->pid)
+		return -errno;
+	return status;
+}
+
+static VM_UNUSED int vm_victim_kill(struct vm_victim *v, int sig)
+{
+	int status;
+
+	if (kill(v->pid, sig))
+		return -errno;
+	if (waitpid(v->pid, &status, 0) != v->pid)
+		return -errno;
+	close(v->go_fd);
+	return status;
+}
+
+#endif /* ACTRACK_VM_UTIL_H */
