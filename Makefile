@@ -10,6 +10,7 @@
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
 #   make demo            the main job (see README.md)
 #   make bench           benchmarks with their in-run baselines
+#   make fuzz            libFuzzer on the arena core (clang), FUZZ_SECONDS
 #   CC=clang, SANITIZE=1 (ASan+UBSan) select the build.
 
 CC       ?= gcc
@@ -46,7 +47,7 @@ LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
-	module demo bench clean setup
+	module demo bench fuzz clean setup
 
 all: lib cli examples tests benches
 
@@ -78,7 +79,7 @@ $(O)/actrack: $(CLI_OBJS) $(LIBA)
 $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
 		$(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I$(KSELFTEST) -Wno-missing-prototypes -Wno-shadow \
+	$(CC) $(CFLAGS) -isystem $(KSELFTEST) -Wno-missing-prototypes -Wno-shadow \
 		-Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-format-nonliteral \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
@@ -111,6 +112,14 @@ check: all
 
 demo: all
 	scripts/demo
+
+# libFuzzer over the arena core's readers (clang): FUZZ_SECONDS per run.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@mkdir -p $(O)/fuzz
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude/uapi -Iarena \
+		-o $(O)/fuzz/arena_fuzz fuzz/arena_fuzz.c arena/arena.c
+	$(O)/fuzz/arena_fuzz -max_total_time=$(FUZZ_SECONDS) $(O)/fuzz/corpus 2>&1 | tail -5
 
 bench: benches
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done

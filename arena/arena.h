@@ -40,8 +40,8 @@ static inline __u32 actrack_arena_max_blocks(const struct actrack_arena *a)
 
 /**
  * actrack_arena_format() - write a fresh header into zero-filled memory.
- * @a:      arena with base/size set; size within ACTRACK_ARENA_{MIN,MAX}_SIZE
- *          and a multiple of ACTRACK_BLOCK_ALIGN
+ * @a:      arena with base/size set and writable; size within
+ *          ACTRACK_ARENA_{MIN,MAX}_SIZE and a multiple of ACTRACK_BLOCK_ALIGN
  * @hdr:    template: uid, user_hz, create_*_ns, boot_time_ns, boot_id and
  *          flags are copied; everything else is computed.
  * Return: 0 or -EINVAL.  Not safe against concurrent users; call before the
@@ -53,20 +53,25 @@ int actrack_arena_format(struct actrack_arena *a,
 /**
  * actrack_arena_check() - validate the header of an arena being attached.
  * Return: 0, -EBADMSG, -EPROTONOSUPPORT, or -EUCLEAN (size disagrees with
- * the trusted size, pointers out of bounds).
+ * the trusted size, pointers out of bounds); -EINVAL without a base.
+ * Writes nothing, sets no flag.
  */
 int actrack_arena_check(struct actrack_arena *a);
 
 /** actrack_arena_set_corrupt() - set the shared and the reader's flag. */
 void actrack_arena_set_corrupt(struct actrack_arena *a);
 
-/** actrack_arena_is_corrupt() - this reader's flag or the shared one. */
+/**
+ * actrack_arena_is_corrupt() - this reader's flag or the shared one (a set
+ * shared flag is latched into the reader's: anyone may clear it later).
+ */
 bool actrack_arena_is_corrupt(struct actrack_arena *a);
 
 /**
  * actrack_arena_block() - validated block header for @ref.
  * Checks bounds, alignment, cookie and size (block fits in the arena and in
  * the allocated part).  Return: header pointer or NULL (and corrupt flag).
+ * Reference 0 ("none") gives NULL without setting the corrupt flag.
  */
 struct actrack_block *actrack_arena_block(struct actrack_arena *a, __u32 ref);
 
@@ -86,8 +91,10 @@ __u32 actrack_arena_payload_size(struct actrack_arena *a, __u32 ref);
  * actrack_arena_alloc() - lock-free allocation of a zeroed block of @type
  * with at least @size payload bytes, already in the iterable list.
  * First reclaims a free block of the same type (~@type) of suitable size by
- * CAS, then bumps the free pointer by CAS.
- * Return: reference, or 0 (-ENOSPC / corrupt; ACTRACK_ARENA_FULL is set).
+ * CAS, then bumps the free pointer by CAS.  @type must be an ACTRACK_TYPE()
+ * value (0x41Cnnnvv), so that ~@type can never be a live type.
+ * Return: reference, or 0 (read-only arena, bad type, corrupt, or full:
+ * then ACTRACK_ARENA_FULL is set).
  */
 __u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size);
 
@@ -133,7 +140,8 @@ void actrack_arena_iter_init(struct actrack_arena_iter *it,
  * (ACTRACK_TYPE_ANY: every block, free ones included).
  * Return: reference or 0 at the end.  A bad link or more than
  * actrack_arena_max_blocks() steps (a cycle) sets the corrupt flag and ends
- * the walk.  *@type_out (may be NULL) receives the type seen.
+ * the walk for good.  After a normal end, a later call returns the blocks
+ * appended since.  *@type_out (may be NULL) receives the type seen.
  */
 __u32 actrack_arena_iter_next(struct actrack_arena_iter *it, __u32 type,
 			      __u32 *type_out);
@@ -145,8 +153,11 @@ bool actrack_arena_is_owned_type(__u32 type);
  * actrack_arena_free_owner() - free every record owned by (@pid,
  * @start_ticks); with @tid != 0 only records of that thread (its tracker
  * and its activities' user data).  Each owner field is read once; records
- * of another start_ticks (a reused pid) are never touched.
- * Return: number of records freed (>= 0).  Bad data sets the corrupt flag.
+ * of another start_ticks (a reused pid) are never touched, and neither is
+ * a block that was freed and reclaimed by another owner while we looked
+ * (its data id is re-checked under TRANSITIONING).
+ * Return: number of records freed (>= 0; 0 for pid 0 or a read-only
+ * arena).  Bad data sets the corrupt flag.
  */
 int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
 			     __u64 start_ticks, __u32 tid);
@@ -169,7 +180,8 @@ struct actrack_thread_copy {
  * actrack_arena_copy_thread() - version-checked copy of tracker @ref:
  * data_id (acquire) and version, then depth and slots, then version, depth
  * and data_id again; up to ACTRACK_COPY_RETRIES tries.
- * Return: 0, -ENOENT (not a live tracker), -EAGAIN (torn), -EUCLEAN.
+ * Return: 0, -ENOENT (not a live tracker), -EAGAIN (torn), -EUCLEAN (bad
+ * block or slot_count), -EINVAL (@ref 0 or @out NULL).
  */
 int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
 			      struct actrack_thread_copy *out);
@@ -178,7 +190,8 @@ int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
  * actrack_arena_copy_owned() - seq-checked copy of any owned record (process,
  * log, module, user data) into @buf of @size bytes (truncated to the
  * payload).  User data uses its seqcount; log entries carry their own.
- * Return: bytes copied, -ENOENT, -EAGAIN, -EUCLEAN.
+ * Return: bytes copied, -ENOENT, -EAGAIN, -EUCLEAN, -EINVAL (@ref 0, no
+ * @buf, @size below sizeof(struct actrack_owner), @type not owned).
  */
 int actrack_arena_copy_owned(struct actrack_arena *a, __u32 ref, __u32 type,
 			     void *buf, __u32 size);

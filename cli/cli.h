@@ -27,6 +27,8 @@ int cmd_ps(int argc, char **argv);
 int cmd_save(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
+int cmd_hangs(int argc, char **argv);	/* cli/cmd_hangs.c */
+int cmd_top(int argc, char **argv);	/* cli/cmd_top.c */
 
 /* ---- cli/format.c ---- */
 

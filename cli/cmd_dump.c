@@ -3,13 +3,14 @@
 #include <getopt.h>
 #include <string.h>
 #include "cli.h"
+#include "json.h"
 
 static const char dump_help[] =
 "NAME\n"
 "    actrack dump - print what every tracked process and thread is doing\n"
 "\n"
 "SYNOPSIS\n"
-"    actrack [--arena FILE] dump [--pid PID]\n"
+"    actrack [--arena FILE] dump [--pid PID] [--json | --trace]\n"
 "\n"
 "DESCRIPTION\n"
 "    Takes a read-only snapshot of the arena and prints, for each process\n"
@@ -52,6 +53,12 @@ static const char dump_help[] =
 "    -p, --pid PID\n"
 "        Only the process PID (all its generations, if the pid was\n"
 "        reused).  Fails if the arena holds no such process.\n"
+"    -j, --json\n"
+"        Print the snapshot as one JSON document instead, with symbolized\n"
+"        origins (schema \"actrack-dump/1\": docs/json-schema.json).\n"
+"    -t, --trace\n"
+"        Print it as Chrome trace-event JSON, one track per thread, for\n"
+"        ui.perfetto.dev or chrome://tracing.\n"
 "    -h, --help\n"
 "        Print this help.\n"
 "\n"
@@ -177,6 +184,8 @@ int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "trace", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -184,11 +193,11 @@ int cmd_dump(int argc, char **argv)
 	struct dump_ctx d;
 	uint64_t pid = 0;
 	uint32_t nr_threads = 0, shown = 0;
-	bool have_pid = false, other_boot;
+	bool have_pid = false, other_boot, json = false, trace = false;
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:jth", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (cli_parse_u64(optarg, &pid) || !pid ||
@@ -197,6 +206,12 @@ int cmd_dump(int argc, char **argv)
 						       "not a pid: '%s'",
 						       optarg);
 			have_pid = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 't':
+			trace = true;
 			break;
 		case 'h':
 			fputs(dump_help, stdout);
@@ -213,9 +228,19 @@ int cmd_dump(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("dump", "dump: unexpected argument '%s'",
 				       argv[optind]);
+	if (json && trace)
+		return cli_usage_error("dump", "dump: --json and --trace "
+				       "exclude each other");
 	if (cli_snapshot(&s))
 		return 1;
 	d.now = cli_now(s, &other_boot);
+	if (json || trace) {
+		int ret = (json ? cli_dump_json : cli_dump_trace)(s, d.now,
+				other_boot, have_pid, (uint32_t)pid);
+
+		actrack_snapshot_free(s);
+		return ret;
+	}
 	if (other_boot)
 		puts("note: arena from another boot: ages are relative to its "
 		     "newest timestamp");

@@ -28,6 +28,8 @@ static const struct command commands[] = {
 	{ "ps", cmd_ps, "list tracked processes" },
 	{ "monitor", cmd_monitor,
 	  "print death reports as tracked processes exit" },
+	{ "hangs", cmd_hangs, "find hung threads and deadlocks" },
+	{ "top", cmd_top, "refreshing view of every thread's activity" },
 	{ "save", cmd_save, "save an image of the arena to a file" },
 	{ "stats", cmd_stats, "arena usage and the module's counters" },
 	{ "help", NULL, "help for a command: actrack help COMMAND" },

@@ -8,7 +8,9 @@
  * is gone, but its PID may already be reused and any process of the uid can
  * write the arena, so every record is matched on (pid, start_ticks) from a
  * checked copy, never from the live bytes, and bad data is flagged in the
- * report instead of being believed.
+ * report instead of being believed.  Like the kernel's, the report carries
+ * the process's module records, so that its pcs can be symbolized after
+ * the records are freed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -121,22 +123,76 @@ static int death_add_thread(struct actrack_death *d, uint32_t *cap,
 	return 0;
 }
 
-static int death_threads(struct actrack_arena *a, struct actrack_death *d)
+/* A module record of the dead process: where its pcs came from. */
+static int death_add_module(struct actrack_arena *a, uint32_t ref,
+			    struct actrack_death *d, uint32_t *cap)
+{
+	struct actrack_snap_module *n;
+	struct actrack_module m;
+	int r;
+
+	r = actrack_arena_copy_owned(a, ref, ACTRACK_TYPE_MODULE, &m,
+				     sizeof(m));
+	if (r == -ENOENT || r == -EAGAIN)
+		return 0;
+	if (r < (int)sizeof(m) || m.build_id_size > ACTRACK_BUILD_ID_MAX) {
+		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
+		return 0;
+	}
+	if (!m.owner.data_id || m.owner.pid != d->pid ||
+	    m.owner.start_ticks != d->start_ticks)
+		return 0;
+	if (d->nr_modules >= ACTRACK_DEATH_MAX_MODULES) {
+		d->flags |= ACTRACK_DEATH_TRUNCATED;
+		return 0;
+	}
+	if (d->nr_modules == *cap) {
+		uint32_t ncap = *cap ? *cap * 2 : 8;
+
+		if (ncap > ACTRACK_DEATH_MAX_MODULES)
+			ncap = ACTRACK_DEATH_MAX_MODULES;
+		n = realloc(d->modules, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->modules = n;
+		*cap = ncap;
+	}
+	n = &d->modules[d->nr_modules++];
+	memset(n, 0, sizeof(*n));
+	n->base = m.base;
+	n->size = m.size;
+	n->vaddr = m.vaddr;
+	n->build_id_size = m.build_id_size;
+	memcpy(n->build_id, m.build_id, m.build_id_size);
+	memcpy(n->path, m.path, sizeof(n->path) - 1);
+	return 0;
+}
+
+/* One bounded walk: the threads and modules of (pid, start_ticks). */
+static int death_walk(struct actrack_arena *a, struct actrack_death *d)
 {
 	struct actrack_thread_copy *tc;
 	struct actrack_death_thread t;
 	struct actrack_arena_iter it;
-	uint32_t ref, cap = 0, nr;
+	uint32_t ref, type, cap = 0, mod_cap = 0, nr;
 	int ret = 0;
 
 	tc = malloc(sizeof(*tc));
 	if (!tc)
 		return -ENOMEM;
 	actrack_arena_iter_init(&it, a);
-	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_THREAD, NULL))) {
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
 		struct actrack_thread *live;
 		int r;
 
+		if (type == ACTRACK_TYPE_MODULE) {
+			ret = death_add_module(a, ref, d, &mod_cap);
+			if (ret)
+				break;
+			continue;
+		}
+		if (type != ACTRACK_TYPE_THREAD)
+			continue;
 		/* Cheap filter on the live owner before the full copy; the
 		 * copy's owner is what decides. */
 		live = actrack_arena_get(a, ref, ACTRACK_TYPE_THREAD,
@@ -189,8 +245,11 @@ void __actrack_free_death(struct actrack_death *d)
 	if (!d)
 		return;
 	free(d->threads);
+	free(d->modules);
 	d->threads = NULL;
 	d->nr_threads = 0;
+	d->modules = NULL;
+	d->nr_modules = 0;
 }
 
 int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
@@ -218,7 +277,7 @@ int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
 	was_corrupt = a->corrupt;
 	a->corrupt = false;
 	death_process(a, d);
-	ret = death_threads(a, d);
+	ret = death_walk(a, d);
 	if (a->corrupt)
 		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
 	a->corrupt = a->corrupt || was_corrupt;

@@ -113,12 +113,14 @@ static inline struct actrack_arena *__actrack_arena(void)
  * Exit monitor (lib/monitor.c).  Parsers of one generic netlink message of
  * @len bytes (the buffer holding it); every attribute is validated.
  *  __actrack_parse_death: ACTRACK_CMD_DEATH (or a GET_DEATHS dump entry)
- *      -> @d (threads calloc'ed, at most ACTRACK_DEATH_MAX_THREADS, more set
- *      ACTRACK_DEATH_TRUNCATED; free with __actrack_free_death).
+ *      -> @d (threads and modules calloc'ed, at most
+ *      ACTRACK_DEATH_MAX_THREADS/_MODULES, more set ACTRACK_DEATH_TRUNCATED;
+ *      free with __actrack_free_death).
  *      Return: 0, -EBADMSG (malformed: skip it), -ENOMEM.
  *  __actrack_parse_stats: GET_STATS answer -> @st.  Return 0 or -EBADMSG.
  */
 #define ACTRACK_DEATH_MAX_THREADS	4096
+#define ACTRACK_DEATH_MAX_MODULES	1024
 struct nlmsghdr;
 __actrack_hidden int __actrack_parse_death(const struct nlmsghdr *nlh,
 					   size_t len,

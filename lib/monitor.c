@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -189,11 +188,33 @@ static int mon_thread_attr(const struct nlattr *attr, void *data)
 	}
 }
 
+/* One ELF object of the dead process, from its arena record: the owner
+ * header is the kernel's business, the rest is bounded here. */
+static int mon_module(const void *payload, struct actrack_snap_module *out)
+{
+	struct actrack_module m;
+
+	memcpy(&m, payload, sizeof(m));	/* 4-byte aligned payload */
+	if (m.build_id_size > ACTRACK_BUILD_ID_MAX)
+		return -EBADMSG;
+	memset(out, 0, sizeof(*out));
+	out->base = m.base;
+	out->size = m.size;
+	out->vaddr = m.vaddr;
+	out->build_id_size = m.build_id_size;
+	memcpy(out->build_id, m.build_id, m.build_id_size);
+	memcpy(out->path, m.path, sizeof(out->path) - 1);
+	out->path[sizeof(out->path) - 1] = '\0';
+	return 0;
+}
+
 struct death_ctx {
 	struct actrack_death *d;
 	uint32_t seen;			/* bitmap of A_* attributes met */
 	uint32_t nr_threads;		/* pass 1: count; pass 2: filled */
 	uint32_t max_threads;
+	uint32_t nr_modules;		/* likewise */
+	uint32_t max_modules;
 	bool has_status, has_exit_code, has_signal;
 	uint32_t exit_code, signal;
 };
@@ -210,7 +231,7 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 	if (type > ACTRACK_A_MAX || type == ACTRACK_A_UNSPEC ||
 	    type == ACTRACK_A_PAD)
 		return 0;
-	if (type != ACTRACK_A_THREAD) {
+	if (type != ACTRACK_A_THREAD && type != ACTRACK_A_MODULE) {
 		if (c->seen & (1U << type))
 			return -EBADMSG;
 		c->seen |= 1U << type;
@@ -316,6 +337,23 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 		}
 		c->nr_threads++;
 		return 0;
+	case ACTRACK_A_MODULE:
+		ret = mon_check(attr, MNL_TYPE_BINARY,
+				sizeof(struct actrack_module));
+		if (ret)
+			return ret;
+		if (c->nr_modules >= c->max_modules) {
+			d->flags |= ACTRACK_DEATH_TRUNCATED;
+			return 0;
+		}
+		if (d->modules) {
+			ret = mon_module(mnl_attr_get_payload(attr),
+					 &d->modules[c->nr_modules]);
+			if (ret)
+				return ret;
+		}
+		c->nr_modules++;
+		return 0;
 	default:
 		return 0;	/* STATS, ALL_UIDS: not part of a report */
 	}
@@ -383,11 +421,12 @@ int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
 	attrs = mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN);
 	alen = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
 
-	/* Pass 1 validates everything but the threads' contents and counts
-	 * them, so that pass 2 allocates exactly once, bounded. */
+	/* Pass 1 validates everything but the contents of threads and
+	 * modules and counts them, so that pass 2 allocates once, bounded. */
 	memset(&c, 0, sizeof(c));
 	c.d = d;
 	c.max_threads = ACTRACK_DEATH_MAX_THREADS;
+	c.max_modules = ACTRACK_DEATH_MAX_MODULES;
 	ret = mon_walk(attrs, alen, mon_death_attr, &c);
 	if (ret)
 		goto bad;
@@ -396,21 +435,28 @@ int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
 	ret = mon_fill_status(&c);
 	if (ret)
 		goto bad;
-	if (c.nr_threads) {
-		uint32_t nr = c.nr_threads;
+	if (c.nr_threads || c.nr_modules) {
+		uint32_t nr = c.nr_threads, nr_mod = c.nr_modules;
 
-		d->threads = calloc(nr, sizeof(*d->threads));
-		if (!d->threads) {
+		if (nr)
+			d->threads = calloc(nr, sizeof(*d->threads));
+		if (nr_mod)
+			d->modules = calloc(nr_mod, sizeof(*d->modules));
+		if ((nr && !d->threads) || (nr_mod && !d->modules)) {
+			__actrack_free_death(d);
 			memset(d, 0, sizeof(*d));
 			return -ENOMEM;
 		}
 		memset(&c, 0, sizeof(c));
 		c.d = d;
 		c.max_threads = nr;
+		c.max_modules = nr_mod;
 		ret = mon_walk(attrs, alen, mon_death_attr, &c);
-		if (ret || c.nr_threads != nr || mon_fill_status(&c))
+		if (ret || c.nr_threads != nr || c.nr_modules != nr_mod ||
+		    mon_fill_status(&c))
 			goto bad;
 		d->nr_threads = nr;
+		d->nr_modules = nr_mod;
 	}
 	return 0;
 bad:
@@ -576,8 +622,6 @@ static ssize_t mon_recv(struct actrack_monitor *m, struct mnl_socket *nl,
 				continue;
 			return -errno;
 		}
-		if (getenv("MON_DEBUG"))
-			fprintf(stderr, "mon_recv: n=%zd ret=%d flags=%x namelen=%u fam=%u pid=%u\n", n, ret, msg.msg_flags, msg.msg_namelen, sa.nl_family, sa.nl_pid);
 		if (ret || (msg.msg_flags & MSG_TRUNC) ||
 		    msg.msg_namelen != sizeof(sa) || sa.nl_family != AF_NETLINK ||
 		    sa.nl_pid != 0) {
@@ -835,8 +879,6 @@ static int mon_deliver(struct actrack_monitor *m, const struct nlmsghdr *nlh,
 		m->malformed++;
 		return 0;
 	}
-	if (getenv("MON_DEBUG"))
-		fprintf(stderr, "deliver type %u fam %u len %u parse %d\n", nlh->nlmsg_type, m->family, nlh->nlmsg_len, __actrack_parse_death(nlh, nlh->nlmsg_len, &d));
 	if (__actrack_parse_death(nlh, nlh->nlmsg_len, &d)) {
 		m->malformed++;
 		return 0;

@@ -235,9 +235,16 @@ TEST_F(victim, killed_process)
 	ASSERT_EQ(1, t->nr_activities);
 	EXPECT_EQ(ACTRACK_ACT_PROCESS_WAIT, t->activities[0].type);
 	EXPECT_EQ(1234, t->activities[0].object);
+	/* Its ELF objects came along, for symbolizing the origins. */
+	EXPECT_GT(d.nr_modules, 0);
+	for (i = 0; i < (int)d.nr_modules; i++) {
+		EXPECT_NE(0, d.modules[i].size);
+		EXPECT_LT(strlen(d.modules[i].path), sizeof(d.modules[i].path));
+	}
 	__actrack_free_death(&d);
 	EXPECT_EQ(NULL, d.threads);
 	EXPECT_EQ(0, d.nr_threads);
+	EXPECT_EQ(NULL, d.modules);
 }
 
 /* A reused pid: same pid, other start time -> none of these records. */

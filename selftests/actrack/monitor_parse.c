@@ -576,6 +576,79 @@ TEST(lenient_where_harmless)
 	free(buf);
 }
 
+static struct actrack_module module_rec(uint64_t base, const char *path)
+{
+	struct actrack_module m;
+
+	memset(&m, 0, sizeof(m));
+	m.owner.data_id = 1;
+	m.owner.pid = 4242;
+	m.base = base;
+	m.size = 0x5000;
+	m.vaddr = 0x1000;
+	m.build_id_size = 20;
+	memset(m.build_id, 0xab, 20);
+	strcpy(m.path, path);
+	return m;
+}
+
+TEST(modules)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = valid_msg(buf, 1);
+	struct actrack_module m = module_rec(0x7f0000000000, "/usr/lib/libc.so.6");
+	struct actrack_death d;
+
+	mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
+	m = module_rec(0x555500000000, "/usr/bin/server");
+	memset(m.path, 'p', sizeof(m.path));	/* no NUL */
+	mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
+	ASSERT_EQ(0, parse(nlh, &d));
+	ASSERT_EQ(2, d.nr_modules);
+	EXPECT_EQ(1, d.nr_threads);
+	EXPECT_EQ(0x7f0000000000, d.modules[0].base);
+	EXPECT_EQ(0x5000, d.modules[0].size);
+	EXPECT_EQ(0x1000, d.modules[0].vaddr);
+	EXPECT_EQ(20, d.modules[0].build_id_size);
+	EXPECT_EQ(0xab, d.modules[0].build_id[19]);
+	EXPECT_STREQ("/usr/lib/libc.so.6", d.modules[0].path);
+	EXPECT_EQ(sizeof(d.modules[1].path) - 1, strlen(d.modules[1].path));
+	__actrack_free_death(&d);
+	EXPECT_EQ(NULL, d.modules);
+	EXPECT_EQ(0, d.nr_modules);
+	free(buf);
+
+	/* A module record of the wrong size. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 1);
+	mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m) - 4, &m);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
+	free(buf);
+
+	/* A build id longer than the field. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	m = module_rec(1, "x");
+	m.build_id_size = ACTRACK_BUILD_ID_MAX + 1;
+	mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
+	EXPECT_EQ(NULL, d.modules);
+	free(buf);
+
+	/* Bounded: the excess is dropped and the report says so. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	m = module_rec(1, "x");
+	for (int i = 0; i < ACTRACK_DEATH_MAX_MODULES + 3; i++)
+		mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
+	ASSERT_LT(nlh->nlmsg_len, BUF_SIZE);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(ACTRACK_DEATH_MAX_MODULES, d.nr_modules);
+	EXPECT_TRUE(d.flags & ACTRACK_DEATH_TRUNCATED);
+	__actrack_free_death(&d);
+	free(buf);
+}
+
 TEST(thread_count_bounded)
 {
 	char *buf = new_msg(ACTRACK_CMD_DEATH);

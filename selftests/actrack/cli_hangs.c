@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `actrack hangs` on arenas written by the library in live processes:
+ * a two-thread lock cycle, a cycle across two processes on process-shared
+ * mutexes, cycles through a join and through a process wait; waits that
+ * keep changing are not hangs, a stale one is, the --for threshold; and
+ * every arena-reading command given a corrupt or truncated arena.
+ *
+ * The deadlocks are real: the writer threads block in pthread_mutex_lock()
+ * after pushing their lock-acquire, and stay blocked until the test kills
+ * their process.  Sync state lives in a MAP_SHARED page made before the
+ * writers are forked, so that its mutexes have the same address in every
+ * process, as pshared locks in a real program's shared mapping do.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include "snapshot_helpers.h"
+#include "kselftest_harness.h"
+
+/* Show the CLI's output when a check of this test has failed. */
+#define LOG_ON_FAILURE(r)						\
+	do {								\
+		if (!_metadata->passed)					\
+			TH_LOG("exit %d\nstdout:\n%sstderr:\n%s",	\
+			       (r)->status, (r)->out, (r)->err);	\
+	} while (0)
+
+struct shared {
+	pthread_mutex_t m[2];
+	int holds[2];		/* thread i holds m[i] */
+	int blocked[2];		/* thread i is about to block */
+	int tid[2];
+	int pid_to_wait;	/* process-wait target */
+};
+
+/* Each deadlock thread: hold m[me], then want m[other]. */
+struct role {
+	struct shared *sh;
+	int me;
+	const char *name;
+	int join_other;		/* wait by joining thread "other" instead */
+	pthread_t other_thread;
+	int wait_process;	/* hold m[me], then wait for pid_to_wait */
+};
+
+static struct shared *shared_new(void)
+{
+	pthread_mutexattr_t attr;
+	struct shared *sh;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return NULL;
+	memset(sh, 0, sizeof(*sh));
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&sh->m[0], &attr);
+	pthread_mutex_init(&sh->m[1], &attr);
+	pthread_mutexattr_destroy(&attr);
+	return sh;
+}
+
+static int load(int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void store(int *p, int v)
+{
+	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
+/* Poll for *p == v for up to 10 s. */
+static int wait_for(int *p, int v)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (load(p) == v)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static void *deadlock_thread(void *arg)
+{
+	struct role *r = arg;
+	struct shared *sh = r->sh;
+	int other = 1 - r->me;
+
+	actrack_thread_init(r->name);
+	store(&sh->tid[r->me], (int)syscall(SYS_gettid));
+	pthread_mutex_lock(&sh->m[r->me]);
+	actrack_push_lock_held(&sh->m[r->me]);
+	store(&sh->holds[r->me], 1);
+	if (r->wait_process) {
+		actrack_push_process_wait(load(&sh->pid_to_wait));
+		store(&sh->blocked[r->me], 1);
+		for (;;)
+			pause();
+	}
+	wait_for(&sh->holds[other], 1);
+	if (r->join_other) {
+		actrack_push_thread_join(load(&sh->tid[other]));
+		store(&sh->blocked[r->me], 1);
+		pthread_join(r->other_thread, NULL);
+	} else {
+		actrack_push_lock_acquire(&sh->m[other]);
+		store(&sh->blocked[r->me], 1);
+		pthread_mutex_lock(&sh->m[other]);	/* never returns */
+	}
+	return NULL;
+}
+
+/* Writer: both roles in one process, as two threads. */
+static struct role roles[2];
+
+static void two_threads(void *arg)
+{
+	struct shared *sh = arg;
+	pthread_t t[2];
+
+	roles[0] = (struct role){ .sh = sh, .me = 0, .name = "dl-ab" };
+	roles[1] = (struct role){ .sh = sh, .me = 1, .name = "dl-ba" };
+	pthread_create(&t[1], NULL, deadlock_thread, &roles[1]);
+	pthread_create(&t[0], NULL, deadlock_thread, &roles[0]);
+	wait_for(&sh->blocked[0], 1);
+	wait_for(&sh->blocked[1], 1);
+}
+
+/* Writer: thread 0 joins thread 1, which wants the lock thread 0 holds. */
+static void join_cycle(void *arg)
+{
+	struct shared *sh = arg;
+	pthread_t t[2];
+
+	roles[1] = (struct role){ .sh = sh, .me = 1, .name = "locker" };
+	pthread_create(&t[1], NULL, deadlock_thread, &roles[1]);
+	roles[0] = (struct role){ .sh = sh, .me = 0, .name = "joiner",
+				  .join_other = 1, .other_thread = t[1] };
+	pthread_create(&t[0], NULL, deadlock_thread, &roles[0]);
+	wait_for(&sh->blocked[0], 1);
+	wait_for(&sh->blocked[1], 1);
+}
+
+/* Writers of the cross-process cycle: one role each. */
+static void role_a(void *arg)
+{
+	struct shared *sh = arg;
+	pthread_t t;
+
+	roles[0] = (struct role){ .sh = sh, .me = 0, .name = "xp-a" };
+	pthread_create(&t, NULL, deadlock_thread, &roles[0]);
+	wait_for(&sh->holds[0], 1);
+}
+
+static void role_b(void *arg)
+{
+	struct shared *sh = arg;
+	pthread_t t;
+
+	roles[1] = (struct role){ .sh = sh, .me = 1, .name = "xp-b" };
+	pthread_create(&t, NULL, deadlock_thread, &roles[1]);
+	wait_for(&sh->holds[1], 1);
+}
+
+/* Holds m[0] and waits for process pid_to_wait. */
+static void role_waiter(void *arg)
+{
+	struct shared *sh = arg;
+	pthread_t t;
+
+	roles[0] = (struct role){ .sh = sh, .me = 0, .name = "parent-wait",
+				  .wait_process = 1 };
+	pthread_create(&t, NULL, deadlock_thread, &roles[0]);
+	wait_for(&sh->holds[0], 1);
+}
+
+FIXTURE(hangs) {
+	char path[256];
+	struct shared *sh;
+	struct writer w[2];
+	struct run r;
+};
+
+FIXTURE_SETUP(hangs)
+{
+	memset(self->w, 0, sizeof(self->w));
+	memset(&self->r, 0, sizeof(self->r));
+	test_path(self->path, sizeof(self->path), "cli-hangs");
+	self->sh = shared_new();
+	ASSERT_NE(NULL, self->sh);
+}
+
+FIXTURE_TEARDOWN(hangs)
+{
+	if (self->r.out)
+		LOG_ON_FAILURE(&self->r);
+	run_free(&self->r);
+	writer_stop(&self->w[0]);
+	writer_stop(&self->w[1]);
+	munmap(self->sh, sizeof(*self->sh));
+	unlink(self->path);
+}
+
+static int hangs(struct run *r, const char *path, const char *env,
+		 const char *min_age, const char *interval, bool json)
+{
+	char *argv[] = { "actrack", "--arena", (char *)path, "hangs", "--for",
+			 (char *)min_age, "--interval", (char *)interval,
+			 json ? "--json" : NULL, NULL };
+
+	run_free(r);
+	return run_cli(r, env, argv);
+}
+
+/* The line of @out that starts with @prefix, copied to @buf. */
+static char *line_with(const char *out, const char *prefix, char *buf,
+		       size_t len)
+{
+	const char *p = out;
+
+	while (p && *p) {
+		const char *end = strchr(p, '\n');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (!strncmp(p, prefix, strlen(prefix))) {
+			snprintf(buf, len, "%.*s", (int)n, p);
+			return buf;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+TEST_F(hangs, two_thread_deadlock)
+{
+	char want[256], dl[512];
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, two_threads,
+				  self->sh));
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", false));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_STREQ("", self->r.err);
+	EXPECT_NE(NULL, line_with(self->r.out, "DEADLOCK: ", dl, sizeof(dl))) {
+		LOG_ON_FAILURE(&self->r);
+		return;
+	}
+	/* The cycle starts at the hung thread with the lowest tid. */
+	if (self->sh->tid[0] < self->sh->tid[1])
+		snprintf(want, sizeof(want), "DEADLOCK: %d 'dl-ab' -> %d "
+			 "'dl-ba' -> %d 'dl-ab'", self->sh->tid[0],
+			 self->sh->tid[1], self->sh->tid[0]);
+	else
+		snprintf(want, sizeof(want), "DEADLOCK: %d 'dl-ba' -> %d "
+			 "'dl-ab' -> %d 'dl-ba'", self->sh->tid[1],
+			 self->sh->tid[0], self->sh->tid[1]);
+	EXPECT_STREQ(want, dl);
+	/* Each thread's diagnosis names the lock and its holder. */
+	snprintf(want, sizeof(want), "thread %d 'dl-ab' in process %d",
+		 self->sh->tid[0], self->w[0].pid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	snprintf(want, sizeof(want), "for lock %p held by thread %d 'dl-ba' "
+		 "in process %d\n", (void *)&self->sh->m[1], self->sh->tid[1],
+		 self->w[0].pid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	snprintf(want, sizeof(want), "for lock %p held by thread %d 'dl-ab' "
+		 "in process %d\n", (void *)&self->sh->m[0], self->sh->tid[0],
+		 self->w[0].pid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	/* The origin is symbolized into this file. */
+	EXPECT_NE(NULL, strstr(self->r.out, "    at deadlock_thread+0x"));
+	EXPECT_NE(NULL, strstr(self->r.out, "cli_hangs.c:"));
+	EXPECT_NE(NULL, strstr(self->r.out, "2 hung threads, 1 deadlock ("));
+	/* Within one process: no cross-process caveat. */
+	EXPECT_EQ(NULL, strstr(self->r.out, "process-shared"));
+}
+
+TEST_F(hangs, two_process_deadlock)
+{
+	char want[256], dl[512];
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, role_a,
+				  self->sh));
+	ASSERT_EQ(0, writer_start(&self->w[1], self->path, 8, 0, role_b,
+				  self->sh));
+	ASSERT_EQ(0, wait_for(&self->sh->blocked[0], 1));
+	ASSERT_EQ(0, wait_for(&self->sh->blocked[1], 1));
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", false));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, line_with(self->r.out, "DEADLOCK: ", dl, sizeof(dl))) {
+		LOG_ON_FAILURE(&self->r);
+		return;
+	}
+	snprintf(want, sizeof(want), "%d 'xp-a'", self->sh->tid[0]);
+	EXPECT_NE(NULL, strstr(dl, want));
+	snprintf(want, sizeof(want), "%d 'xp-b'", self->sh->tid[1]);
+	EXPECT_NE(NULL, strstr(dl, want));
+	/* Edges name both processes and the lock each waits on. */
+	snprintf(want, sizeof(want), "%d 'xp-a' (process %d) waits for lock "
+		 "%p held by %d 'xp-b' (process %d) [cross-process]",
+		 self->sh->tid[0], self->w[0].pid, (void *)&self->sh->m[1],
+		 self->sh->tid[1], self->w[1].pid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	snprintf(want, sizeof(want), "%d 'xp-b' (process %d) waits for lock "
+		 "%p held by %d 'xp-a' (process %d) [cross-process]",
+		 self->sh->tid[1], self->w[1].pid, (void *)&self->sh->m[0],
+		 self->sh->tid[0], self->w[0].pid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	/* The assumption behind cross-process lock edges is stated. */
+	EXPECT_NE(NULL, strstr(self->r.out, "process-shared"));
+	EXPECT_NE(NULL, strstr(self->r.out, "same address"));
+}
+
+TEST_F(hangs, cycle_through_join)
+{
+	char want[256], dl[512];
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, join_cycle,
+				  self->sh));
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", false));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, line_with(self->r.out, "DEADLOCK: ", dl, sizeof(dl))) {
+		LOG_ON_FAILURE(&self->r);
+		return;
+	}
+	snprintf(want, sizeof(want), "%d 'joiner' waits to join %d 'locker'",
+		 self->sh->tid[0], self->sh->tid[1]);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	snprintf(want, sizeof(want), "%d 'locker' waits for lock %p held by "
+		 "%d 'joiner'", self->sh->tid[1], (void *)&self->sh->m[0],
+		 self->sh->tid[0]);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+}
+
+TEST_F(hangs, cycle_through_process_wait)
+{
+	char want[256];
+
+	/* B's thread will want m[0], which A's thread holds while it waits
+	 * for process B to exit: A -> (process B) -> B -> (lock) -> A. */
+	ASSERT_EQ(0, writer_start(&self->w[1], self->path, 8, 0, role_b,
+				  self->sh));
+	self->sh->pid_to_wait = self->w[1].pid;
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, role_waiter,
+				  self->sh));
+	ASSERT_EQ(0, wait_for(&self->sh->blocked[0], 1));
+	ASSERT_EQ(0, wait_for(&self->sh->blocked[1], 1));
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", false));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "DEADLOCK: "));
+	snprintf(want, sizeof(want), "waits for process %d to exit; its "
+		 "thread %d 'xp-b'", self->w[1].pid, self->sh->tid[1]);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	snprintf(want, sizeof(want), "waits for lock %p held by %d "
+		 "'parent-wait' (process %d) [cross-process]",
+		 (void *)&self->sh->m[0], self->sh->tid[0], self->w[0].pid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+}
+
+/* ---- waits that change, waits that do not --------------------------- */
+
+static int progress_tid;
+
+static void *reader_making_progress(void *arg)
+{
+	uint32_t tok;
+	uint64_t bytes = 0;
+
+	actrack_thread_init("reader");
+	tok = actrack_push_io_wait(7, 0);
+	store(&progress_tid, 1);
+	for (;;) {
+		usleep(2000);
+		/* One long read that keeps receiving data. */
+		actrack_change(tok, 7, bytes += 512);
+	}
+	return NULL;
+}
+
+static void *poller_pushing_above(void *arg)
+{
+	static int event;
+
+	actrack_thread_init("poller");
+	actrack_push_event_wait(&event);
+	store(&progress_tid, 2);
+	for (uint64_t i = 0;; i++) {
+		uint32_t t = actrack_push_task(i);
+
+		usleep(3000);
+		actrack_pop(t);
+	}
+	return NULL;
+}
+
+static void start_thread(void *(*fn)(void *), int want)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, fn, NULL);
+	wait_for(&progress_tid, want);
+}
+
+static void progressing_reader(void *arg)
+{
+	start_thread(reader_making_progress, 1);
+}
+
+static void busy_poller(void *arg)
+{
+	start_thread(poller_pushing_above, 2);
+}
+
+TEST_F(hangs, long_wait_making_progress_is_not_hung)
+{
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  progressing_reader, NULL));
+	ASSERT_EQ(0, writer_start(&self->w[1], self->path, 8, 0, busy_poller,
+				  NULL));
+	/* Both waits are older than --for at the second snapshot. */
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "150", false));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_STREQ("", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
+	EXPECT_EQ(NULL, strstr(self->r.out, "waiting"));
+}
+
+static void stuck_reader(void *arg)
+{
+	actrack_thread_init("stuck-reader");
+	actrack_push_task(5);
+	actrack_push_io_wait(9, 4096);
+}
+
+TEST_F(hangs, stale_io_wait_is_hung_without_deadlock)
+{
+	char want[256];
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, stuck_reader,
+				  NULL));
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", false));
+	EXPECT_EQ(3, self->r.status);
+	snprintf(want, sizeof(want), "thread %d 'stuck-reader' in process %d",
+		 self->w[0].pid, self->w[0].pid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	EXPECT_NE(NULL, strstr(self->r.out, " for fd 9, 4096 bytes\n"));
+	EXPECT_NE(NULL, strstr(self->r.out, ", depth 2\n"));
+	EXPECT_EQ(NULL, strstr(self->r.out, "DEADLOCK"));
+	EXPECT_NE(NULL, strstr(self->r.out, "1 hung thread, 0 deadlocks ("));
+}
+
+static int the_event;
+
+static void event_waiter(void *arg)
+{
+	actrack_thread_init("waiter");
+	actrack_push_event_wait(&the_event);
+}
+
+TEST_F(hangs, threshold_on_a_fixed_clock)
+{
+	struct actrack_snapshot *s;
+	const struct actrack_snap_process *p;
+	char env[64], want[128];
+	uint64_t t;
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, event_waiter,
+				  NULL));
+	ASSERT_EQ(0, actrack_snapshot_take(self->path, ACTRACK_SNAP_ARENA_FILE,
+					   &s));
+	p = snap_find(s, (uint32_t)self->w[0].pid);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(1u, p->threads[0].nr_activities);
+	t = p->threads[0].activities[0].a.time_ns;
+	actrack_snapshot_free(s);
+
+	/* 5 s old, threshold 10 s: not yet. */
+	snprintf(env, sizeof(env), "ACTRACK_NOW_NS=%llu",
+		 (unsigned long long)(t + 5000000000ULL));
+	ASSERT_EQ(0, hangs(&self->r, self->path, env, "10s", "20", false));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads (1 thread in 1 "
+			       "process; waits older than 10.0 s, unchanged "
+			       "over 20 ms)\n"));
+	/* 20 s old: hung, with its exact age. */
+	snprintf(env, sizeof(env), "ACTRACK_NOW_NS=%llu",
+		 (unsigned long long)(t + 20000000000ULL));
+	ASSERT_EQ(0, hangs(&self->r, self->path, env, "0.25m", "20", false));
+	EXPECT_EQ(3, self->r.status);
+	snprintf(want, sizeof(want), ": waiting 20.0 s for event %p\n",
+		 (void *)&the_event);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	EXPECT_NE(NULL, strstr(self->r.out, "waits older than 15.0 s"));
+}
+
+TEST_F(hangs, usage_errors)
+{
+	char *bad_for[] = { "actrack", "--arena", self->path, "hangs",
+			    "--for", "soon", NULL };
+	char *bad_interval[] = { "actrack", "--arena", self->path, "hangs",
+				 "--interval", "0", NULL };
+
+	ASSERT_EQ(0, run_cli(&self->r, NULL, bad_for));
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_EQ(1, count_lines(self->r.err));
+	EXPECT_NE(NULL, strstr(self->r.err, "--for: not a duration: 'soon'"));
+	run_free(&self->r);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, bad_interval));
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_EQ(1, count_lines(self->r.err));
+}
+
+/* ---- bad arenas ------------------------------------------------------ */
+
+static void nothing(void *arg)
+{
+	actrack_thread_init("idle");
+	actrack_push_task(1);
+}
+
+/* Every command that reads an arena: one line on stderr, non-zero. */
+static void every_command_fails(struct __test_metadata *_metadata,
+				const char *path, const char *what)
+{
+	char out[300];
+	char *cmds[][6] = {
+		{ "dump" }, { "dump", "--json" }, { "dump", "--trace" },
+		{ "ps" }, { "stats" }, { "save", out },
+		{ "hangs", "--interval", "1" }, { "top", "--iterations", "1" },
+	};
+
+	test_path(out, sizeof(out), "cli-hangs-save-out");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char *argv[10] = { "actrack", "--arena", (char *)path };
+		struct run r;
+		int n = 3;
+
+		for (int k = 0; k < 6 && cmds[i][k]; k++)
+			argv[n++] = cmds[i][k];
+		ASSERT_EQ(0, run_cli(&r, NULL, argv));
+		if (r.status == 0 || r.status >= 100 ||
+		    count_lines(r.err) != 1 || !strstr(r.err, path) || *r.out)
+			TH_LOG("%s: %s %s: exit %d, stdout '%s', stderr '%s'",
+			       what, cmds[i][0], cmds[i][1] ? cmds[i][1] : "",
+			       r.status, r.out, r.err);
+		EXPECT_NE(0, r.status);
+		EXPECT_GT(100, r.status);	/* an exit, not a crash */
+		EXPECT_EQ(1, count_lines(r.err));
+		EXPECT_NE(NULL, strstr(r.err, path));
+		EXPECT_STREQ("", r.out);
+		run_free(&r);
+		EXPECT_NE(0, access(out, F_OK));
+	}
+}
+
+TEST_F(hangs, corrupt_and_truncated_arenas)
+{
+	char bad[300];
+	size_t len;
+	char *img;
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, nothing,
+				  NULL));
+	img = read_file(self->path, &len);
+	ASSERT_NE(NULL, img);
+	ASSERT_LT(4096, len);
+	test_path(bad, sizeof(bad), "cli-hangs-bad");
+
+	/* Truncated to half its size. */
+	ASSERT_EQ(0, write_file(bad, img, len / 2));
+	every_command_fails(_metadata, bad, "truncated");
+	/* Bad magic. */
+	img[0] ^= 0x55;
+	ASSERT_EQ(0, write_file(bad, img, len));
+	every_command_fails(_metadata, bad, "bad magic");
+	img[0] ^= 0x55;
+	/* Header says the arena is bigger than the file. */
+	((struct actrack_arena_header *)img)->size = (uint32_t)len * 2;
+	ASSERT_EQ(0, write_file(bad, img, len));
+	every_command_fails(_metadata, bad, "bad size");
+	/* Too short for a header at all. */
+	ASSERT_EQ(0, write_file(bad, img, 10));
+	every_command_fails(_metadata, bad, "10 bytes");
+	free(img);
+	unlink(bad);
+}
+
+TEST_HARNESS_MAIN
