@@ -74,14 +74,14 @@ $(LIBSO): $(LIB_OBJS) lib/libactrack.map
 $(O)/actrack: $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS) $(CLI_LIBS)
 
-# The kselftest harness trips -Wsign-compare, -Wformat-nonliteral (clang)
+# The kselftest harness trips -Wsign-compare, -Wformat-nonliteral, -Wempty-body
 # and -Wmisleading-indentation in its own macros: relaxed for tests only.
 $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
 		$(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -isystem $(KSELFTEST) -Wno-missing-prototypes -Wno-shadow \
 		-Wno-misleading-indentation -Wno-sign-compare \
-		-Wno-format-nonliteral \
+		-Wno-format-nonliteral -Wno-empty-body \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
 $(O)/bench/%: bench/%.c $(LIBA)
@@ -116,7 +116,7 @@ demo: all
 # libFuzzer over the arena core's readers (clang): FUZZ_SECONDS per run.
 FUZZ_SECONDS ?= 60
 fuzz:
-	@mkdir -p $(O)/fuzz
+	@mkdir -p $(O)/fuzz/corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude/uapi -Iarena \
 		-o $(O)/fuzz/arena_fuzz fuzz/arena_fuzz.c arena/arena.c
 	$(O)/fuzz/arena_fuzz -max_total_time=$(FUZZ_SECONDS) $(O)/fuzz/corpus 2>&1 | tail -5

@@ -70,13 +70,15 @@ static const char monitor_usage[] =
 "      uid 1000, start tick 51234, died 2024-11-29 15:30:01.123, report #7\n"
 "      thread 4242 \"main\", depth 2:\n"
 "        [2] lock-acquire lock 0x55d0c0ffee00 for 1.2 s, from 0x55d0c0a01234\n"
-"        [1] task-run task 17 for 1.2 s, from 0x55d0c0a00ff0\n"
+"        [1] task-run task 17 for 1.2 s, from 0x55d0c0a00ff0 (server+0x1ff0)\n"
 "\n"
 "    Levels count from the outermost activity (1); \"for\" is how long the\n"
 "    activity had been going on when the process died.  A thread deeper\n"
 "    than its stored slots says how many inner activities were not\n"
 "    stored; a torn thread changed on every attempt to copy it and has no\n"
-"    stack.  Strings from the dead process are printed with C escapes.\n"
+"    stack.  An origin inside one of the process's recorded ELF objects\n"
+"    is also shown as object+offset, ready for addr2line -e OBJECT.\n"
+"    Strings from the dead process are printed with C escapes.\n"
 "\n"
 "JSON OUTPUT\n"
 "    One object per line, flushed when the report arrives.  Integers are\n"
@@ -94,11 +96,16 @@ static const char monitor_usage[] =
 "        \"fatal_pc\": N,\n"
 "        \"activities\": [{\"level\": N, \"type\": N, \"type_name\": S,\n"
 "           \"time_ns\": N, \"age_ns\": N | null, \"origin\": N,\n"
-"           \"object\": N, \"info\": N, \"user_data\": N}, ...]}, ...]}\n"
+"           \"object\": N, \"info\": N, \"user_data\": N,\n"
+"           \"module\": N | null, \"module_offset\": N | null}, ...]},\n"
+"        ...],\n"
+"     \"modules\": [{\"path\": S, \"base\": N, \"vaddr\": N, \"size\": N,\n"
+"        \"build_id\": \"hex\"}, ...]}\n"
 "\n"
 "    exit_code is set when the process exited, signal when it was killed;\n"
-"    activities are innermost first; strings are valid UTF-8 (invalid\n"
-"    bytes become U+FFFD).\n"
+"    activities are innermost first; module is an index into modules,\n"
+"    module_offset the origin minus that module's base (its address in\n"
+"    the ELF file); strings are valid UTF-8 (invalid bytes become U+FFFD).\n"
 "\n"
 "EXIT STATUS\n"
 "    0 on success, also when --timeout ends a run without --count, and on\n"
@@ -236,18 +243,49 @@ static void put_json_string(const char *str)
 	putchar('"');
 }
 
-static void put_activity_text(const struct actrack_activity *a,
-			      uint64_t exit_ns)
+/*
+ * The module whose PT_LOAD span holds @pc, from the report's own module
+ * records (the process and its records are gone; these are what is left
+ * to symbolize with).  Return its index or -1.
+ */
+static int find_module(const struct actrack_death *d, uint64_t pc)
 {
+	for (uint32_t i = 0; i < d->nr_modules; i++) {
+		const struct actrack_snap_module *m = &d->modules[i];
+		uint64_t start = m->base + m->vaddr;
+
+		if (pc >= start && pc - start < m->size)
+			return (int)i;
+	}
+	return -1;
+}
+
+static void put_activity_text(const struct actrack_death *d,
+			      const struct actrack_activity *a)
+{
+	uint64_t exit_ns = d->exit_time_ns;
 	char obj[96], dur[32];
+	int mod;
 
 	printf("%s %s", actrack_activity_name(a->type),
 	       cli_activity_object(obj, sizeof(obj), a));
 	if (a->time_ns && exit_ns >= a->time_ns)
 		printf(" for %s", cli_duration(dur, sizeof(dur),
 					       exit_ns - a->time_ns));
-	if (a->origin)
+	if (a->origin) {
 		printf(", from 0x%" PRIx64, (uint64_t)a->origin);
+		/* path+offset: what addr2line -e path wants */
+		mod = find_module(d, a->origin);
+		if (mod >= 0) {
+			const struct actrack_snap_module *m = &d->modules[mod];
+			const char *base = strrchr(m->path, '/');
+
+			fputs(" (", stdout);
+			cli_print_escaped(stdout, base ? base + 1 : m->path,
+					  sizeof(m->path));
+			printf("+0x%" PRIx64 ")", (uint64_t)(a->origin - m->base));
+		}
+	}
 	if (a->user_data)
 		printf(" (user data @%u)", a->user_data);
 	putchar('\n');
@@ -316,7 +354,7 @@ static void print_text(const struct actrack_death *d, const char *source)
 			continue;
 		for (j = nr; j-- > 0;) {
 			printf("    [%u] ", j + 1);
-			put_activity_text(&t->activities[j], d->exit_time_ns);
+			put_activity_text(d, &t->activities[j]);
 		}
 	}
 }
@@ -325,6 +363,7 @@ static void print_json(const struct actrack_death *d, const char *source)
 {
 	char sig[32], when[64];
 	uint32_t i, j;
+	int mod;
 
 	format_time(d->exit_time_ns, true, when, sizeof(when));
 	printf("{\"source\":\"%s\",\"seq\":%" PRIu64 ",\"pid\":%u,\"uid\":%u,"
@@ -375,11 +414,34 @@ static void print_json(const struct actrack_death *d, const char *source)
 			else
 				fputs("null", stdout);
 			printf(",\"origin\":%" PRIu64 ",\"object\":%" PRIu64
-			       ",\"info\":%" PRIu64 ",\"user_data\":%u}",
+			       ",\"info\":%" PRIu64 ",\"user_data\":%u",
 			       (uint64_t)a->origin, (uint64_t)a->object,
 			       (uint64_t)a->info, a->user_data);
+			mod = a->origin ? find_module(d, a->origin) : -1;
+			if (mod >= 0)
+				printf(",\"module\":%d,\"module_offset\":%"
+				       PRIu64 "}", mod, (uint64_t)(a->origin -
+				       d->modules[mod].base));
+			else
+				fputs(",\"module\":null,\"module_offset\":"
+				      "null}", stdout);
 		}
 		fputs("]}", stdout);
+	}
+	fputs("],\"modules\":[", stdout);
+	for (i = 0; i < d->nr_modules; i++) {
+		const struct actrack_snap_module *m = &d->modules[i];
+
+		printf("%s{\"path\":", i ? "," : "");
+		put_json_string(m->path);
+		printf(",\"base\":%" PRIu64 ",\"vaddr\":%" PRIu64
+		       ",\"size\":%" PRIu64 ",\"build_id\":\"",
+		       (uint64_t)m->base, (uint64_t)m->vaddr,
+		       (uint64_t)m->size);
+		for (j = 0; j < m->build_id_size && j < ACTRACK_BUILD_ID_MAX;
+		     j++)
+			printf("%02x", m->build_id[j]);
+		fputs("\"}", stdout);
 	}
 	fputs("]}\n", stdout);
 }

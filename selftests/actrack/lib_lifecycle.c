@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "actrack.h"
 #include "arena.h"
@@ -217,9 +218,27 @@ TEST(gc_frees_dead_process_records)
 	EXPECT_EQ(0, actrack_collect_garbage());
 }
 
+/* A second, writable mapping of the arena file, for forging records. */
+static int map_writable(struct actrack_arena *a)
+{
+	struct stat st;
+	int fd = open(arena_path, O_RDWR);
+	void *p;
+
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	*a = (struct actrack_arena){
+		.base = p, .size = (__u32)st.st_size, .writable = true,
+	};
+	return 0;
+}
+
 TEST(gc_keeps_live_pid_frees_its_previous_incarnation)
 {
-	struct actrack_opts o = { .sz = sizeof(o) };
 	struct actrack_arena a;
 	struct actrack_thread *t;
 	uint64_t ticks;
@@ -228,7 +247,6 @@ TEST(gc_keeps_live_pid_frees_its_previous_incarnation)
 	int status;
 
 	attach_fresh(_metadata, "gcreuse");
-	o.arena_path = arena_path;
 	pid = spawn_worker(0, true);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, actrack_read_start_ticks(pid, &ticks));
@@ -238,25 +256,7 @@ TEST(gc_keeps_live_pid_frees_its_previous_incarnation)
 	 * the same pid, an earlier start.  Written through a second mapping
 	 * of the same file with the arena core directly.
 	 */
-	{
-		FILE *f = fopen(arena_path, "r+");
-		long len;
-
-		ASSERT_NE(NULL, f);
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		fclose(f);
-		int fd = open(arena_path, O_RDWR);
-
-		ASSERT_LE(0, fd);
-		a = (struct actrack_arena){
-			.base = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				     MAP_SHARED, fd, 0), .size = (__u32)len,
-			.writable = true,
-		};
-		close(fd);
-		ASSERT_NE(MAP_FAILED, a.base);
-	}
+	ASSERT_EQ(0, map_writable(&a));
 	ref = actrack_arena_alloc(&a, ACTRACK_TYPE_THREAD, sizeof(*t) + 64);
 	ASSERT_NE(0u, ref);
 	t = actrack_arena_get(&a, ref, ACTRACK_TYPE_THREAD, sizeof(*t));

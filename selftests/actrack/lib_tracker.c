@@ -155,20 +155,37 @@ TEST(change_rewrites_live_activity)
 	EXPECT_EQ(11u, ACTRACK_THREAD_SLOTS(my_tracker())[0].object);
 }
 
-TEST(scope_pops_on_block_exit)
+/* Depth seen inside a nested scope, and after it ended. */
+static uint32_t inner_scope(uint32_t *after)
+{
+	uint32_t inside;
+
+	{
+		ACTRACK_SCOPE(task, 5);
+		inside = actrack_depth();
+	}
+	*after = actrack_depth();
+	return inside;
+}
+
+static uint32_t outer_scope(uint32_t *inside, uint32_t *after_inner)
 {
 	static int mu;
+	ACTRACK_SCOPE(lock_acquire, &mu);
+
+	*inside = inner_scope(after_inner);
+	return actrack_depth();
+}
+
+TEST(scope_pops_on_block_exit)
+{
+	uint32_t outer, inside, after_inner;
 
 	attach_fresh(_metadata, "scope", 8);
-	{
-		ACTRACK_SCOPE(lock_acquire, &mu);
-		EXPECT_EQ(1u, actrack_depth());
-		{
-			ACTRACK_SCOPE(task, 5);
-			EXPECT_EQ(2u, actrack_depth());
-		}
-		EXPECT_EQ(1u, actrack_depth());
-	}
+	outer = outer_scope(&inside, &after_inner);
+	EXPECT_EQ(1u, outer);
+	EXPECT_EQ(2u, inside);
+	EXPECT_EQ(1u, after_inner);
 	EXPECT_EQ(0u, actrack_depth());
 }
 

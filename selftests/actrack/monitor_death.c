@@ -345,6 +345,13 @@ TEST_F(victim, random_corruption)
 				  ACTRACK_THREAD_MAX_SLOTS);
 		ASSERT_LE(d.cmdline_size, ACTRACK_CMDLINE_MAX);
 		ASSERT_EQ(d.cmdline_size, strlen(d.cmdline));
+		for (k = 0; k < d.nr_modules; k++) {
+			ASSERT_LE(d.modules[k].build_id_size,
+				  ACTRACK_BUILD_ID_MAX);
+			ASSERT_LT(strnlen(d.modules[k].path,
+					  sizeof(d.modules[k].path)),
+				  sizeof(d.modules[k].path));
+		}
 		corrupt += !!(d.flags & ACTRACK_DEATH_ARENA_CORRUPT);
 		threads += d.nr_threads;
 		__actrack_free_death(&d);
