@@ -4,13 +4,16 @@
  * over it while the kernel walks it to clean up after exiting processes.
  * Rounds of random corruption race processes that are killed or exit;
  * the module must keep reporting every death, never crash, warn or hang
- * (the runner checks dmesg).  A uid of its own keeps the damage away from
- * the other tests' arena.
+ * (the runner checks dmesg).  Uids of their own keep the damage away from
+ * the other tests' arena; each uid gets a few rounds of damage to block
+ * contents and, in its last round, to the arena header too (after which
+ * new processes of that uid can no longer attach).
  */
 #include "vm_util.h"
 
-#define CORRUPT_UID	23456
+#define CORRUPT_UID	23456	/* first of ROUNDS / ROUNDS_PER_UID uids */
 #define ROUNDS		20
+#define ROUNDS_PER_UID	5
 #define VICTIMS		4
 
 static uint64_t rng_state;
@@ -29,7 +32,8 @@ static uint64_t rnd(void)
  * values at random places of the used part, headers of blocks included,
  * and in some rounds the arena header's pointers and list links.
  */
-static void corrupter(uint64_t seed, int writes, bool header, int done_fd)
+static void corrupter(uid_t uid, uint64_t seed, int writes, bool header,
+		      int done_fd)
 {
 	struct actrack_arena_header *h;
 	struct vm_map map;
@@ -37,7 +41,7 @@ static void corrupter(uint64_t seed, int writes, bool header, int done_fd)
 	int i;
 
 	rng_state = seed | 1;
-	if (setgid(CORRUPT_UID) || setuid(CORRUPT_UID))
+	if (setgid(uid) || setuid(uid))
 		_exit(20);
 	if (vm_map_open(&map, -1, true))
 		_exit(21);
@@ -129,6 +133,8 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 		struct vm_victim v[VICTIMS];
 		int vstatus[VICTIMS];
 		bool up[VICTIMS];
+		uid_t uid = CORRUPT_UID + round / ROUNDS_PER_UID;
+		bool header = round % ROUNDS_PER_UID == ROUNDS_PER_UID - 1;
 		int done[2];
 		pid_t cpid;
 
@@ -136,7 +142,7 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 			struct vm_victim_cfg cfg = {
 				.threads = 1 + (int)(i % 3),
 				.phase = ACTRACK_PHASE_MAIN_LOOP_STARTED,
-				.uid = CORRUPT_UID,
+				.uid = uid,
 				.busy = i & 1,
 			};
 
@@ -149,7 +155,7 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 		ASSERT_GE(cpid, 0);
 		if (cpid == 0) {
 			close(done[0]);
-			corrupter(round * 7919ULL + 17, 256, round % 4 == 3,
+			corrupter(uid, round * 7919ULL + 17, 256, header,
 				  done[1]);
 		}
 		close(done[1]);
@@ -185,7 +191,7 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 				torn += d->threads[t].torn;
 			/* The kernel's own facts never come from the arena. */
 			EXPECT_EQ(vstatus[i], d->wait_status);
-			EXPECT_EQ(CORRUPT_UID, d->uid);
+			EXPECT_EQ(uid, d->uid);
 			EXPECT_EQ(v[i].start_ticks, d->start_ticks);
 			for (uint32_t t = 0; t < d->nr_threads; t++)
 				EXPECT_LE(d->threads[t].nr_activities,

@@ -129,6 +129,10 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 	       "freed %llu us", v.pid, before,
 	       t_report ? (unsigned long long)(t_report - t0) / 1000 : 0ULL,
 	       t_freed ? (unsigned long long)(t_freed - t0) / 1000 : 0ULL);
+	if (!t_report && !actrack_monitor_stats(self->m, &st1))
+		TH_LOG("no report; module: reports sent %llu dropped %llu",
+		       (unsigned long long)st1.reports_sent,
+		       (unsigned long long)st1.reports_dropped);
 	ASSERT_NE(0, t_report) TH_LOG("no death report within 10 s");
 	ASSERT_NE(0, t_freed) TH_LOG("records not freed within 10 s");
 	EXPECT_GE(before, 10);
@@ -148,6 +152,8 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 	EXPECT_STREQ(self->cmdline, d->cmdline);
 	ASSERT_EQ(9, d->nr_threads);
 	check_workers(_metadata, d, 8, true);
+	/* The module records came along, the test binary among them. */
+	EXPECT_GT(d->nr_modules, 0);
 	mt = main_thread(d);
 	ASSERT_NE(NULL, mt);
 	ASSERT_EQ(1, mt->nr_activities);

@@ -107,14 +107,28 @@ TEST_F_TIMEOUT(reuse, new_process_keeps_records, 240)
 
 	ASSERT_EQ(0, vm_map_open(&map, -1, false));
 	/*
-	 * A small pid space so that pids come back within a hundred forks:
-	 * new pids wrap to RESERVED_PIDS (300); pids in use above pid_max
-	 * stay valid.
+	 * A tiny pid space, so that a pid comes back within a few forks,
+	 * milliseconds after its process died, while the kernel's cleanup
+	 * for it may still be queued: new pids cycle through [300, pid_max)
+	 * (300 is RESERVED_PIDS); pids in use above pid_max stay valid.
+	 * Room for two victims of three tasks each and some kernel threads.
 	 */
-	pid_max = 400;
+	pid_max = 316;
 	ASSERT_EQ(0, write_long(PID_MAX_PATH, pid_max));
+	/* Move the allocator into that window first (below 300 a pid only
+	 * comes back after a wrap, which skips it). */
+	for (int i = 0; i < 1000; i++) {
+		pid_t p = fork();
 
-	for (round = 0; round < 5; round++) {
+		ASSERT_GE(p, 0);
+		if (p == 0)
+			_exit(0);
+		waitpid(p, NULL, 0);
+		if (p >= 300)
+			break;
+	}
+
+	for (round = 0; round < 10; round++) {
 		struct vm_victim a, b;
 		struct actrack_death *da;
 		int forks, status, kept, left;
@@ -158,7 +172,7 @@ TEST_F_TIMEOUT(reuse, new_process_keeps_records, 240)
 		EXPECT_EQ(0, vm_count_owned(&map, b.pid, b.start_ticks, 0,
 					    ACTRACK_TYPE_ANY));
 	}
-	ASSERT_GT(reused, 0) TH_LOG("no pid was reused in 5 rounds");
+	ASSERT_GT(reused, 0) TH_LOG("no pid was reused in 10 rounds");
 	vm_map_close(&map);
 }
 

@@ -239,6 +239,7 @@ static VM_UNUSED void vm_keep_death(const struct actrack_death *d, void *arg)
 	c = &ds->d[ds->nr++];
 	*c = *d;
 	c->threads = NULL;
+	c->modules = NULL;
 	if (d->nr_threads) {
 		c->threads = malloc(d->nr_threads * sizeof(*d->threads));
 		if (c->threads)
@@ -247,12 +248,22 @@ static VM_UNUSED void vm_keep_death(const struct actrack_death *d, void *arg)
 		else
 			c->nr_threads = 0;
 	}
+	if (d->nr_modules) {
+		c->modules = malloc(d->nr_modules * sizeof(*d->modules));
+		if (c->modules)
+			memcpy(c->modules, d->modules,
+			       d->nr_modules * sizeof(*d->modules));
+		else
+			c->nr_modules = 0;
+	}
 }
 
 static VM_UNUSED void vm_deaths_free(struct vm_deaths *ds)
 {
-	for (unsigned int i = 0; i < ds->nr; i++)
+	for (unsigned int i = 0; i < ds->nr; i++) {
 		free(ds->d[i].threads);
+		free(ds->d[i].modules);
+	}
 	ds->nr = 0;
 }
 

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `actrack monitor` end to end.  On the host (no module): the exact
+ * "not loaded" line and exit 1, usage errors exit 2, --help.  In the VM:
+ * a killed process shows up in --recent and live, as text and as JSON
+ * that a strict parser accepts.
+ */
+#include <limits.h>
+#include "vm_util.h"
+
+static bool in_vm(void)
+{
+	const char *v = getenv("ACTRACK_IN_VM");
+
+	return v && !strcmp(v, "1");
+}
+
+/* $ACTRACK_CLI, else ../actrack next to this test binary. */
+static const char *cli(void)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("ACTRACK_CLI");
+	char *slash;
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", path, sizeof(path) - 16);
+	if (n <= 0)
+		return "actrack";
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	if (!slash)
+		return "actrack";
+	strcpy(slash, "/../actrack");
+	return path;
+}
+
+struct proc {
+	pid_t pid;
+	int out, err;	/* read ends */
+};
+
+static int spawn(struct proc *p, char *const argv[])
+{
+	int o[2], e[2];
+
+	if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
+		return -errno;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (p->pid == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		execv(cli(), argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	p->out = o[0];
+	p->err = e[0];
+	return 0;
+}
+
+static char *slurp(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (buf)
+		buf[len] = '\0';
+	close(fd);
+	return buf;
+}
+
+/* Wait for @p; its exit code (128 + signal if killed). */
+static int finish(struct proc *p, char **out, char **err)
+{
+	int status;
+
+	*out = slurp(p->out);
+	*err = slurp(p->err);
+	if (waitpid(p->pid, &status, 0) != p->pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+				   128 + WTERMSIG(status);
+}
+
+static int run(char **out, char **err, char *const argv[])
+{
+	struct proc p;
+
+	if (spawn(&p, argv))
+		return -1;
+	return finish(&p, out, err);
+}
+
+/* ---- a strict JSON checker (RFC 8259 grammar, no extensions) --------- */
+
+static const char *json_value(const char *s, int depth);
+
+static const char *json_ws(const char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	return s;
+}
+
+static const char *json_string(const char *s)
+{
+	if (*s++ != '"')
+		return NULL;
+	while (*s != '"') {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20)
+			return NULL;
+		if (c == '\\') {
+			s++;
+			if (*s == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!strchr("0123456789abcdefABCDEF",
+						    s[i]) || !s[i])
+						return NULL;
+				s += 5;
+				continue;
+			}
+			if (!*s || !strchr("\"\\/bfnrt", *s))
+				return NULL;
+		}
+		s++;
+	}
+	return s + 1;
+}
+
+static const char *json_number(const char *s)
+{
+	const char *start;
+
+	if (*s == '-')
+		s++;
+	if (*s == '0')
+		s++;
+	else if (*s >= '1' && *s <= '9')
+		while (*s >= '0' && *s <= '9')
+			s++;
+	else
+		return NULL;
+	if (*s == '.') {
+		start = ++s;
+		while (*s >= '0' && *s <= '9')
+			s++;
+		if (s == start)
+			return NULL;
+	}
+	return s;
+}
+
+static const char *json_value(const char *s, int depth)
+{
+	if (depth > 64)
+		return NULL;
+	s = json_ws(s);
+	switch (*s) {
+	case '{':
+		s = json_ws(s + 1);
+		if (*s == '}')
+			return s + 1;
+		for (;;) {
+			s = json_string(json_ws(s));
+			if (!s)
+				return NULL;
+			s = json_ws(s);
+			if (*s++ != ':')
+				return NULL;
+			s = json_value(s, depth + 1);
+			if (!s)
+				return NULL;
+			s = json_ws(s);
+			if (*s == '}')
+				return s + 1;
+			if (*s++ != ',')
+				return NULL;
+		}
+	case '[':
+		s = json_ws(s + 1);
+		if (*s == ']')
+			return s + 1;
+		for (;;) {
+			s = json_value(s, depth + 1);
+			if (!s)
+				return NULL;
+			s = json_ws(s);
+			if (*s == ']')
+				return s + 1;
+			if (*s++ != ',')
+				return NULL;
+		}
+	case '"':
+		return json_string(s);
+	case 't':
+		return strncmp(s, "true", 4) ? NULL : s + 4;
+	case 'f':
+		return strncmp(s, "false", 5) ? NULL : s + 5;
+	case 'n':
+		return strncmp(s, "null", 4) ? NULL : s + 4;
+	default:
+		return json_number(s);
+	}
+}
+
+/* One object per line, each valid on its own. */
+static int json_lines(const char *text)
+{
+	int n = 0;
+
+	while (*text) {
+		const char *nl = strchr(text, '\n'), *end;
+		char *line;
+
+		if (!nl)
+			return -1;
+		line = strndup(text, (size_t)(nl - text));
+		end = line && line[0] == '{' ? json_value(line, 0) : NULL;
+		if (!end || *json_ws(end)) {
+			free(line);
+			return -1;
+		}
+		free(line);
+		n++;
+		text = nl + 1;
+	}
+	return n;
+}
+
+/* The line of @text that contains @needle, copied; NULL if none. */
+static char *line_with(const char *text, const char *needle)
+{
+	const char *p = strstr(text, needle), *start, *end;
+
+	if (!p)
+		return NULL;
+	for (start = p; start > text && start[-1] != '\n'; start--)
+		;
+	end = strchr(p, '\n');
+	return strndup(start, end ? (size_t)(end - start) : strlen(start));
+}
+
+/* ---- host: no module ---------------------------------------------------- */
+
+TEST(not_loaded)
+{
+	char *out, *err;
+	int rc;
+
+	if (in_vm())
+		SKIP(return, "the module is loaded in the VM");
+	rc = run(&out, &err, (char *[]){ "actrack", "monitor", NULL });
+	EXPECT_EQ(1, rc);
+	EXPECT_STREQ("", out);
+	EXPECT_STREQ("actrack: monitor: actrack.ko is not loaded (no generic "
+		     "netlink family \"actrack\")\n", err);
+	free(out);
+	free(err);
+}
+
+/* Checked before anything is opened: the same with or without module. */
+TEST(usage_errors)
+{
+	char *out, *err;
+	int rc;
+	static const char *const bad[][3] = {
+		{ "--count", "x" }, { "--count", "-1" }, { "--timeout", "-1" },
+		{ "--timeout", "1s" }, { "--bogus" }, { "extra" },
+		{ "--count" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[5] = { "actrack", "monitor", (char *)bad[i][0],
+				  (char *)bad[i][1], NULL };
+
+		rc = run(&out, &err, argv);
+		EXPECT_EQ(2, rc) TH_LOG("monitor %s %s", bad[i][0],
+					bad[i][1] ? bad[i][1] : "");
+		EXPECT_STREQ("", out);
+		EXPECT_EQ(0, strncmp(err, "actrack: monitor: ", 18));
+		EXPECT_NE(NULL, strstr(err, "(see 'actrack monitor --help')\n"));
+		free(out);
+		free(err);
+	}
+}
+
+TEST(help)
+{
+	char *out, *err;
+	int rc;
+
+	rc = run(&out, &err, (char *[]){ "actrack", "monitor", "--help", NULL });
+	EXPECT_EQ(0, rc);
+	EXPECT_EQ(0, strncmp(out, "NAME\n    actrack monitor - ", 26));
+	EXPECT_NE(NULL, strstr(out, "\nJSON OUTPUT\n"));
+	EXPECT_NE(NULL, strstr(out, "\nEXIT STATUS\n"));
+	EXPECT_STREQ("", err);
+	free(out);
+	free(err);
+	rc = run(&out, &err, (char *[]){ "actrack", "help", "monitor", NULL });
+	EXPECT_EQ(0, rc);
+	EXPECT_EQ(0, strncmp(out, "NAME\n    actrack monitor - ", 26));
+	free(out);
+	free(err);
+}
+
+/* ---- VM: real reports ---------------------------------------------------- */
+
+FIXTURE(live) {
+	struct vm_victim v;
+	int status;
+	char head[ACTRACK_CMDLINE_MAX + 128];
+	char cmdline[ACTRACK_CMDLINE_MAX + 1];
+};
+
+FIXTURE_SETUP(live)
+{
+	struct vm_victim_cfg cfg = {
+		.threads = 1, .phase = ACTRACK_PHASE_MAIN_LOOP_STARTED,
+		.uid = -1,
+	};
+
+	self->v.pid = 0;
+	VM_REQUIRE_MODULE();
+	vm_own_cmdline(self->cmdline, sizeof(self->cmdline));
+	ASSERT_EQ(0, vm_victim_start(&cfg, &self->v));
+	snprintf(self->head, sizeof(self->head), "pid %d (%s) killed by "
+		 "SIGKILL after phase main-loop-started", self->v.pid,
+		 self->cmdline);
+}
+
+FIXTURE_TEARDOWN(live)
+{
+	if (self->v.pid > 0 && kill(self->v.pid, 0) == 0)
+		vm_victim_kill(&self->v, SIGKILL);
+}
+
+TEST_F_TIMEOUT(live, recent_text_and_json, 60)
+{
+	char *out, *err, pidkey[32], *line;
+	int rc, tries;
+
+	VM_SETUP_SKIPPED();
+	self->status = vm_victim_kill(&self->v, SIGKILL);
+	/* The report is in the ring once the kernel is done with it. */
+	for (tries = 0; tries < 100; tries++) {
+		rc = run(&out, &err, (char *[]){ "actrack", "monitor",
+			 "--recent", "--count", "0", NULL });
+		if (rc == 0 && strstr(out, self->head))
+			break;
+		free(out);
+		free(err);
+		usleep(50000);
+	}
+	ASSERT_LT(tries, 100) TH_LOG("'%s' never in --recent", self->head);
+	EXPECT_STREQ("", err);
+	TH_LOG("%s", strstr(out, self->head));
+	line = line_with(out, self->head);
+	ASSERT_NE(NULL, line);
+	EXPECT_STREQ(self->head, line);
+	free(line);
+	/* Innermost first: the worker's lock is printed before its task. */
+	{
+		const char *lock = strstr(out, "[2] lock-acquire lock 0x");
+		const char *task = strstr(out, "[1] task-run task 1000");
+
+		EXPECT_NE(NULL, lock);
+		EXPECT_NE(NULL, task);
+		EXPECT_LT(lock, task);
+		EXPECT_NE(NULL, strstr(out, "process-wait pid "));
+	}
+	free(out);
+	free(err);
+
+	rc = run(&out, &err, (char *[]){ "actrack", "monitor", "--recent",
+		 "--json", "--count", "0", NULL });
+	EXPECT_EQ(0, rc);
+	EXPECT_GE(json_lines(out), 1) TH_LOG("not JSON lines: %s", out);
+	snprintf(pidkey, sizeof(pidkey), "\"pid\":%d,", self->v.pid);
+	line = line_with(out, pidkey);
+	ASSERT_NE(NULL, line);
+	EXPECT_NE(NULL, strstr(line, "\"source\":\"recent\""));
+	EXPECT_NE(NULL, strstr(line, "\"signal\":9,\"signal_name\":\"SIGKILL\""));
+	EXPECT_NE(NULL, strstr(line, "\"exit_code\":null"));
+	EXPECT_NE(NULL, strstr(line, "\"phase_name\":\"main-loop-started\""));
+	EXPECT_NE(NULL, strstr(line, "\"type_name\":\"lock-acquire\""));
+	EXPECT_NE(NULL, strstr(line, "\"name\":\"worker-0\""));
+	EXPECT_NE(NULL, strstr(line, "\"modules\":[{\"path\":"));
+	free(line);
+	free(out);
+	free(err);
+}
+
+TEST_F_TIMEOUT(live, live_json, 60)
+{
+	char *out, *err, pidkey[32], *line;
+	struct proc p;
+	int rc;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, spawn(&p, (char *[]){ "actrack", "monitor", "--json",
+		  "--count", "1", "--timeout", "30", NULL }));
+	/* Give it time to subscribe (it reads nothing before). */
+	usleep(1000000);
+	self->status = vm_victim_cmd(&self->v, 'x', 7);
+	rc = finish(&p, &out, &err);
+	EXPECT_EQ(0, rc) TH_LOG("stderr: %s", err);
+	EXPECT_EQ(1, json_lines(out)) TH_LOG("output: %s", out);
+	snprintf(pidkey, sizeof(pidkey), "\"pid\":%d,", self->v.pid);
+	line = line_with(out, pidkey);
+	ASSERT_NE(NULL, line) TH_LOG("output: %s", out);
+	EXPECT_NE(NULL, strstr(line, "\"source\":\"live\""));
+	EXPECT_NE(NULL, strstr(line, "\"exit_code\":7,\"signal\":null"));
+	free(line);
+	free(out);
+	free(err);
+
+	/* --timeout without a report: exit 3, nothing printed. */
+	rc = run(&out, &err, (char *[]){ "actrack", "monitor", "--count", "1",
+		 "--timeout", "0.2", NULL });
+	EXPECT_EQ(3, rc);
+	EXPECT_STREQ("", out);
+	free(out);
+	free(err);
+}
+
+TEST_HARNESS_MAIN
