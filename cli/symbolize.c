@@ -281,6 +281,31 @@ static void load_module(struct sym_session *s, struct sym_module *m)
 	}
 }
 
+#define MAX_CUS		100000
+
+/*
+ * The compile unit holding @pc.  libdw finds it through .debug_aranges,
+ * which clang does not emit by default (and elfutils 0.188 has no other
+ * index), so without it we walk the units and ask each for its ranges.
+ */
+static Dwarf_Die *find_cu(Dwfl_Module *mod, uint64_t pc, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, bias);
+
+	for (uint32_t n = 0; !cu && n < MAX_CUS; n++) {
+		Dwarf_Addr b;
+
+		cu = dwfl_module_nextcu(mod, cu, &b);
+		if (!cu)
+			break;
+		if (dwarf_haspc(cu, pc - b) > 0) {
+			*bias = b;
+			return cu;
+		}
+	}
+	return cu;
+}
+
 /* Is @name one of libactrack's inline fast-path helpers? */
 static bool is_tracker_helper(const char *name)
 {
@@ -394,7 +419,7 @@ static void refine_scopes(struct symbolizer *sym, Dwfl_Module *mod,
 	size_t nr_files;
 	int n;
 
-	cu = dwfl_module_addrdie(mod, pc, &bias);
+	cu = find_cu(mod, pc, &bias);
 	if (!cu)
 		return;
 	n = dwarf_getscopes(cu, pc - bias, &scopes);
@@ -498,6 +523,18 @@ bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
 						 NULL, NULL);
 
 		if (file && lineno > 0) {
+			out->file = file;
+			out->line = lineno;
+		}
+	} else {
+		/* No .debug_aranges (clang): the unit's own line table. */
+		Dwarf_Addr bias;
+		Dwarf_Die *cu = find_cu(m->mod, pc, &bias);
+		Dwarf_Line *dl = cu ? dwarf_getsrc_die(cu, pc - bias) : NULL;
+		int lineno = 0;
+		const char *file = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
+
+		if (file && !dwarf_lineno(dl, &lineno) && lineno > 0) {
 			out->file = file;
 			out->line = lineno;
 		}

@@ -145,14 +145,21 @@ TEST_F(sym, inlined_push_names_both_functions)
 	ASSERT_EQ(0, self->r.status);
 	EXPECT_NE(NULL, symbol_text(self->r.out, "pushes_inline", text,
 				    sizeof(text)));
+#ifdef __clang__
+	/* clang never inlines a function that takes a label's address. */
+	EXPECT_EQ(0, strncmp(text, "pushes_inline+0x", 16)) {
+		TH_LOG("symbol '%s'", text);
+	}
+#else
 	EXPECT_EQ(0, strncmp(text, "pushes_inline [inlined into outer_caller+0x",
 			     43)) {
 		TH_LOG("symbol '%s'", text);
 	}
-	snprintf(want, sizeof(want), "] (cli_symbolize.c:%d)", inline_line);
-	EXPECT_NE(NULL, strstr(text, want));
 	EXPECT_NE(NULL, strstr(self->r.out,
 			       "\"inlined_into\": \"outer_caller\""));
+#endif
+	snprintf(want, sizeof(want), " (cli_symbolize.c:%d)", inline_line);
+	EXPECT_NE(NULL, strstr(text, want));
 }
 
 TEST_F(sym, fault_pc_after_the_process_is_gone)
