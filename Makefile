@@ -84,6 +84,9 @@ $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
 		-Wno-format-nonliteral -Wno-empty-body \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
 
+# cli_json embeds the schema (.incbin).
+$(O)/selftests/cli_json: docs/json-schema.json
+
 $(O)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)

@@ -180,6 +180,7 @@ static bool is_hung(const struct actrack_snap_process *p,
 	ot = op ? find_thread(op, t->tid) : NULL;
 	/* New since the first snapshot, or unreadable then: not proven. */
 	if (!ot || ot->torn || ot->depth != t->depth ||
+	    ot->version != t->version ||
 	    ot->nr_activities != t->nr_activities)
 		return false;
 	return same_activity(&ot->activities[ot->nr_activities - 1].a, a);

@@ -25,6 +25,7 @@
 
 #include "actrack.h"
 #include "cli.h"
+#include "symbolize.h"
 
 static const char monitor_usage[] =
 "NAME\n"
@@ -69,15 +70,17 @@ static const char monitor_usage[] =
 "    pid 4242 (server --port 80) killed by SIGKILL after phase main-loop-started\n"
 "      uid 1000, start tick 51234, died 2024-11-29 15:30:01.123, report #7\n"
 "      thread 4242 \"main\", depth 2:\n"
-"        [2] lock-acquire lock 0x55d0c0ffee00 for 1.2 s, from 0x55d0c0a01234\n"
-"        [1] task-run task 17 for 1.2 s, from 0x55d0c0a00ff0 (server+0x1ff0)\n"
+"        [2] lock-acquire lock 0x55d0c0ffee00 for 1.2 s, in serve+0x3c (server.c:88)\n"
+"        [1] task-run task 17 for 1.2 s, in 0x55d0c0a00ff0\n"
 "\n"
 "    Levels count from the outermost activity (1); \"for\" is how long the\n"
 "    activity had been going on when the process died.  A thread deeper\n"
 "    than its stored slots says how many inner activities were not\n"
 "    stored; a torn thread changed on every attempt to copy it and has no\n"
-"    stack.  An origin inside one of the process's recorded ELF objects\n"
-"    is also shown as object+offset, ready for addr2line -e OBJECT.\n"
+"    stack.  Origins and fault pcs are symbolized with the ELF objects\n"
+"    the report names (function+offset and file:line when debug info is\n"
+"    on disk; object+offset, ready for addr2line -e OBJECT, when not; the\n"
+"    raw address when no object holds it).\n"
 "    Strings from the dead process are printed with C escapes.\n"
 "\n"
 "JSON OUTPUT\n"
@@ -260,32 +263,43 @@ static int find_module(const struct actrack_death *d, uint64_t pc)
 	return -1;
 }
 
+/* One symbolizer for the whole run: libdwfl sessions are cached. */
+static struct symbolizer *monitor_sym;
+
+/*
+ * "lock_both+0x3c (demo.c:38)" for @pc, from the report's own module
+ * records: the process and its records are gone, these are what is left.
+ */
+static const char *death_symbol(const struct actrack_death *d, uint64_t pc,
+				char *buf, size_t len)
+{
+	struct actrack_snap_process p = {
+		.pid = d->pid, .start_ticks = d->start_ticks,
+		.nr_modules = d->nr_modules, .modules = d->modules,
+	};
+
+	if (!monitor_sym)
+		monitor_sym = sym_new();
+	if (!monitor_sym) {
+		snprintf(buf, len, "0x%" PRIx64, pc);
+		return buf;
+	}
+	return sym_format(monitor_sym, &p, pc, buf, len);
+}
+
 static void put_activity_text(const struct actrack_death *d,
 			      const struct actrack_activity *a)
 {
 	uint64_t exit_ns = d->exit_time_ns;
-	char obj[96], dur[32];
-	int mod;
+	char obj[96], dur[32], sym[512];
 
 	printf("%s %s", actrack_activity_name(a->type),
 	       cli_activity_object(obj, sizeof(obj), a));
 	if (a->time_ns && exit_ns >= a->time_ns)
 		printf(" for %s", cli_duration(dur, sizeof(dur),
 					       exit_ns - a->time_ns));
-	if (a->origin) {
-		printf(", from 0x%" PRIx64, (uint64_t)a->origin);
-		/* path+offset: what addr2line -e path wants */
-		mod = find_module(d, a->origin);
-		if (mod >= 0) {
-			const struct actrack_snap_module *m = &d->modules[mod];
-			const char *base = strrchr(m->path, '/');
-
-			fputs(" (", stdout);
-			cli_print_escaped(stdout, base ? base + 1 : m->path,
-					  sizeof(m->path));
-			printf("+0x%" PRIx64 ")", (uint64_t)(a->origin - m->base));
-		}
-	}
+	if (a->origin)
+		printf(", in %s", death_symbol(d, a->origin, sym, sizeof(sym)));
 	if (a->user_data)
 		printf(" (user data @%u)", a->user_data);
 	putchar('\n');
@@ -345,11 +359,16 @@ static void print_text(const struct actrack_death *d, const char *source)
 		} else {
 			printf(":\n");
 		}
-		if (t->fatal_signo)
+		if (t->fatal_signo) {
+			char where[512];
+
 			printf("    fatal %s (code %d) at address 0x%" PRIx64
-			       ", pc 0x%" PRIx64 "\n",
+			       ", in %s\n",
 			       cli_signal_name(t->fatal_signo, sig, sizeof(sig)),
-			       t->fatal_code, t->fatal_addr, t->fatal_pc);
+			       t->fatal_code, t->fatal_addr,
+			       death_symbol(d, t->fatal_pc, where,
+					    sizeof(where)));
+		}
 		if (t->torn)
 			continue;
 		for (j = nr; j-- > 0;) {

@@ -335,6 +335,7 @@ struct actrack_snap_thread {
 	char name[32];
 	uint64_t start_time_ns;
 	uint32_t depth;			/* may exceed nr_activities */
+	uint32_t version;		/* bumped by every pop and change */
 	uint32_t nr_activities;
 	bool torn;			/* no consistent copy: no activities */
 	int32_t fatal_signo, fatal_code;

@@ -251,6 +251,7 @@ static int collect_thread(struct collect *c, uint32_t ref)
 	memcpy(t.name, tc->hdr.name, sizeof(t.name) - 1);
 	t.start_time_ns = tc->hdr.start_time_ns;
 	t.depth = tc->hdr.depth;
+	t.version = tc->hdr.version;
 	t.fatal_signo = tc->hdr.fatal_signo;
 	t.fatal_code = tc->hdr.fatal_code;
 	t.fatal_addr = tc->hdr.fatal_addr;
