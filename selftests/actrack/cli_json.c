@@ -270,7 +270,7 @@ static int run_prog(struct run *r, char *const argv[])
  */
 static int have_checker(struct __test_metadata *_metadata, struct run *py)
 {
-	char *argv[] = { "python3", "-c", "import jsonschema", NULL };
+	char *argv[] = { "/usr/bin/python3", "-c", "import jsonschema", NULL };
 
 	if (run_prog(py, argv))
 		return -1;
@@ -301,7 +301,7 @@ static int have_checker(struct __test_metadata *_metadata, struct run *py)
 static void check(struct __test_metadata *_metadata, struct run *py,
 		  char *const args[])
 {
-	char *argv[16] = { "python3", "-c", (char *)checker };
+	char *argv[16] = { "/usr/bin/python3", "-c", (char *)checker };
 	int n = 3;
 
 	for (int i = 0; args[i] && n < 15; i++)
