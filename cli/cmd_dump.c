@@ -4,6 +4,7 @@
 #include <string.h>
 #include "cli.h"
 #include "json.h"
+#include "symbolize.h"
 
 static const char dump_help[] =
 "NAME\n"
@@ -19,8 +20,10 @@ static const char dump_help[] =
 "    - a header line: pid, phase, start time in clock ticks since boot\n"
 "      (field 22 of /proc/PID/stat), parent, age and command line;\n"
 "    - its annotations (process user data);\n"
-"    - its loaded modules: load address, size, build id and path, to\n"
-"      symbolize the origins below (e.g. with addr2line or eu-addr2line);\n"
+"    - its loaded modules: load address, size, build id and path, with\n"
+"      which the origins below are symbolized (elfutils libdwfl):\n"
+"      function+offset and file:line when the files and their debug\n"
+"      info are on disk, module+offset when only the module is known;\n"
 "    - its log, oldest message first: time relative to now, thread id,\n"
 "      text;\n"
 "    - each thread (by tid): name, stack depth, the fatal signal it got,\n"
@@ -45,6 +48,7 @@ static const char dump_help[] =
 "    process 4242 (main-loop-started) start_ticks 5123 parent 1 age 5m02s: srv\n"
 "      thread 4242 'main' depth 2\n"
 "        [2] lock-acquire lock 0x55d0c0ffee00, 12.3 s ago, origin 0x55d0c0a01234\n"
+"            in serve+0x3c (server.c:88)\n"
 "        [1] task-run task 17, 12.4 s ago, origin 0x55d0c0a00ff0\n"
 "             request = \"GET /\"\n"
 "    1 process, 1 thread, 21568/4194304 bytes used, corrupt no\n"
@@ -73,7 +77,22 @@ static const char dump_help[] =
 
 struct dump_ctx {
 	uint64_t now;
+	struct symbolizer *sym;			/* NULL: raw addresses */
+	const struct actrack_snap_process *proc;	/* being printed */
 };
+
+/* " in lock_both+0x10e (demo.c:40)" after a raw pc, or nothing when only
+ * the raw address is known. */
+static void print_symbol(const struct dump_ctx *d, uint64_t pc)
+{
+	char buf[512];
+
+	if (!d->sym || !pc)
+		return;
+	sym_format(d->sym, d->proc, pc, buf, sizeof(buf));
+	if (strncmp(buf, "0x", 2))
+		printf(" in %s", buf);
+}
 
 static void print_values(const char *indent, const struct actrack_value *v,
 			 uint32_t nr)
@@ -103,11 +122,13 @@ static void print_activity(const struct dump_ctx *d, uint32_t index,
 {
 	char obj[96], age[48];
 
-	printf("    [%u] %s %s, %s, origin 0x%llx\n", index + 1,
+	printf("    [%u] %s %s, %s, origin 0x%llx", index + 1,
 	       actrack_activity_name(sa->a.type),
 	       cli_activity_object(obj, sizeof(obj), &sa->a),
 	       cli_age(age, sizeof(age), d->now, sa->a.time_ns),
 	       (unsigned long long)sa->a.origin);
+	print_symbol(d, sa->a.origin);
+	fputc('\n', stdout);
 	print_values("         ", sa->values, sa->nr_values);
 }
 
@@ -126,22 +147,26 @@ static void print_thread(const struct dump_ctx *d,
 	if (t->depth > t->nr_activities)
 		printf(" (+%u not stored)", t->depth - t->nr_activities);
 	fputc('\n', stdout);
-	if (t->fatal_signo)
-		printf("    fatal signal %s (%d) code %d addr 0x%llx pc 0x%llx\n",
+	if (t->fatal_signo) {
+		printf("    fatal signal %s (%d) code %d addr 0x%llx pc 0x%llx",
 		       cli_signal_name(t->fatal_signo, sig, sizeof(sig)),
 		       t->fatal_signo, t->fatal_code,
 		       (unsigned long long)t->fatal_addr,
 		       (unsigned long long)t->fatal_pc);
+		print_symbol(d, t->fatal_pc);
+		fputc('\n', stdout);
+	}
 	/* Innermost first: that is where a hang is. */
 	for (uint32_t i = t->nr_activities; i-- > 0;)
 		print_activity(d, i, &t->activities[i]);
 }
 
-static void print_process(const struct dump_ctx *d,
+static void print_process(struct dump_ctx *d,
 			  const struct actrack_snap_process *p)
 {
 	char buf[48];
 
+	d->proc = p;
 	if (p->has_record) {
 		printf("process %u (%s) start_ticks %llu parent %u age %s: ",
 		       p->pid, actrack_phase_name(p->phase),
@@ -244,6 +269,7 @@ int cmd_dump(int argc, char **argv)
 	if (other_boot)
 		puts("note: arena from another boot: ages are relative to its "
 		     "newest timestamp");
+	d.sym = sym_new();
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		nr_threads += s->processes[i].nr_threads;
 		if (have_pid && s->processes[i].pid != pid)
@@ -251,6 +277,7 @@ int cmd_dump(int argc, char **argv)
 		print_process(&d, &s->processes[i]);
 		shown++;
 	}
+	sym_free(d.sym);
 	if (have_pid && !shown) {
 		actrack_snapshot_free(s);
 		cli_errorf("%s: no process %llu in the arena", cli_arena_name(),

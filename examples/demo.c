@@ -26,6 +26,7 @@
 
 static pthread_mutex_t mutex_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t mutex_b = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t transfer_tid;		/* what the main thread joins */
 
 /* Take @first, then wait for @second: with two threads crossing, a cycle. */
 static void lock_both(pthread_mutex_t *first, pthread_mutex_t *second)
@@ -50,6 +51,9 @@ static void *transfer_thread(void *arg)
 	bool forward = arg != NULL;
 
 	actrack_thread_init(forward ? "transfer-ab" : "transfer-ba");
+	if (forward)
+		__atomic_store_n(&transfer_tid, (uint32_t)gettid(),
+				 __ATOMIC_RELEASE);
 	ACTRACK_SCOPE(task, forward ? 1001 : 1002);
 	if (forward)
 		lock_both(&mutex_a, &mutex_b);
@@ -66,11 +70,13 @@ static int worker_deadlock(void)
 	actrack_set_string(actrack_process_data(), "role", "ledger");
 	pthread_create(&t1, NULL, transfer_thread, (void *)1);
 	pthread_create(&t2, NULL, transfer_thread, NULL);
+	while (!__atomic_load_n(&transfer_tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
 	{
-		ACTRACK_SCOPE(thread_join, 0);
+		ACTRACK_SCOPE(thread_join, transfer_tid);
 		pthread_join(t1, NULL);
-		pthread_join(t2, NULL);
 	}
+	pthread_join(t2, NULL);
 	return 0;
 }
 
