@@ -23,8 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include "snapshot.h"
+
+#define SAVE_COPY_TRIES	64
 
 static void refresh_thread(struct actrack_arena *live,
 			   struct actrack_arena *img, __u32 ref,
@@ -33,11 +36,25 @@ static void refresh_thread(struct actrack_arena *live,
 	struct actrack_thread *t;
 	__u32 payload, room;
 
+	int ret;
+
 	t = actrack_arena_get(img, ref, ACTRACK_TYPE_THREAD, sizeof(*t));
 	if (!t || !t->owner.data_id)
 		return;
-	if (actrack_arena_copy_thread(live, ref, tc))
-		return;		/* gone or torn since: keep the image's */
+	/* A busy thread may tear many copies in a row: try harder than a
+	 * snapshot does, then say so rather than keep the memcpy's mix. */
+	for (int i = 0; i < SAVE_COPY_TRIES; i++) {
+		ret = actrack_arena_copy_thread(live, ref, tc);
+		if (ret != -EAGAIN)
+			break;
+		sched_yield();
+	}
+	if (ret == -EAGAIN) {
+		t->flags |= ACTRACK_THREAD_IMAGE_TORN;
+		return;
+	}
+	if (ret)
+		return;		/* gone since: the image has it as it was */
 	if (tc->hdr.owner.data_id != t->owner.data_id)
 		return;		/* reused by another thread since */
 	payload = actrack_arena_payload_size(img, ref);

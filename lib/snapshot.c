@@ -252,6 +252,12 @@ static int collect_thread(struct collect *c, uint32_t ref)
 	t.start_time_ns = tc->hdr.start_time_ns;
 	t.depth = tc->hdr.depth;
 	t.version = tc->hdr.version;
+	/* A saved image whose saver could not copy this thread consistently. */
+	if (tc->hdr.flags & ACTRACK_THREAD_IMAGE_TORN) {
+		t.torn = true;
+		c->nr_torn++;
+		goto add;
+	}
 	t.fatal_signo = tc->hdr.fatal_signo;
 	t.fatal_code = tc->hdr.fatal_code;
 	t.fatal_addr = tc->hdr.fatal_addr;

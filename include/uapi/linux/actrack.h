@@ -186,6 +186,10 @@ struct actrack_thread {
 	__u64 reserved;
 };
 #define ACTRACK_THREAD_MAX_SLOTS	64
+/* actrack_thread.flags, set only in saved images (actrack save): no
+ * consistent copy of the live tracker could be taken, so readers must
+ * report it torn rather than trust the stack. */
+#define ACTRACK_THREAD_IMAGE_TORN	(1U << 0)
 #define ACTRACK_THREAD_SLOTS(t)	((struct actrack_activity *)((t) + 1))
 
 /* ------------------------------------------------------------------------ */
