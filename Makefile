@@ -4,8 +4,9 @@
 # kernel module (Kbuild, through `make module`).
 #
 #   make                 library, CLI, examples, tests, benchmarks
-#   make check           every test: host tests, then the module in a VM on
-#                        Debian's 6.1 and 6.12 kernels; ends "N passed, N failed"
+#   make check           every test: host tests (gcc, then clang ASan+UBSan),
+#                        then the module in a VM on Debian's 6.1 and 6.12
+#                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
 #   make demo            the main job (see README.md)
@@ -110,8 +111,10 @@ check-host: all
 check-vm: all
 	scripts/vmtest --kernel all
 
+# Host tests twice (the build, then clang with ASan+UBSan), then the VMs.
 check: all
-	scripts/run-tests --all $(O)
+	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
+	scripts/run-tests --all $(O) $(O)/sanitize
 
 demo: all
 	scripts/demo

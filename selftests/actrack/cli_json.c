@@ -125,7 +125,7 @@ static int the_lock;
 static __attribute__((noinline)) void json_writer(void *arg)
 {
 	static const uint8_t raw[3] = { 0xde, 0x00, 0xad };
-	static const char blob[16] = "0123456789abcdef";
+	static const char blob[] = "0123456789abcdef";
 	struct actrack_user_data *ud = actrack_process_data();
 	uint32_t tok;
 
