@@ -300,8 +300,6 @@ static void put_activity_text(const struct actrack_death *d,
 					       exit_ns - a->time_ns));
 	if (a->origin)
 		printf(", in %s", death_symbol(d, a->origin, sym, sizeof(sym)));
-	if (a->user_data)
-		printf(" (user data @%u)", a->user_data);
 	putchar('\n');
 }
 

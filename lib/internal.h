@@ -61,6 +61,15 @@ __actrack_hidden int __actrack_read_values(struct actrack_arena *a,
 __actrack_hidden void __actrack_free_values(struct actrack_value *v,
 					    uint32_t nr);
 
+/*
+ * Snapshot of an arena that is already mapped (lib/snapshot.c), shared with
+ * lib/save.c, which checks that a saved image parses before writing it.
+ * @a must be read-only (a->writable false: nothing is ever stored into it).
+ * Return: 0 and *@out, or the errnos of actrack_snapshot_take().
+ */
+__actrack_hidden int __actrack_snapshot_arena(struct actrack_arena *a,
+					      struct actrack_snapshot **out);
+
 /* Death reports from an arena (lib/death.c), used by the file-mode
  * launch/exit recording: fills @d (threads malloc'ed). */
 __actrack_hidden int __actrack_build_death(struct actrack_arena *a,

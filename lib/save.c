@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <sched.h>
 #include <sys/stat.h>
-#include "snapshot.h"
+#include "internal.h"
 
 #define SAVE_COPY_TRIES	64
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "snapshot.h"
+#include "internal.h"
 
 struct snap_key {
 	uint32_t pid;
