@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "internal.h"	/* __actrack_read_boot_id: the CLI links libactrack statically */
 
 void cli_error(const char *what, int err)
 {
@@ -146,35 +147,6 @@ int cli_snapshot(struct actrack_snapshot **out)
 	return ret;
 }
 
-static void read_boot_id(uint8_t id[16])
-{
-	char text[64];
-	ssize_t n;
-	int fd, i = 0;
-
-	memset(id, 0, 16);
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	text[n] = 0;
-	for (char *p = text; *p && i < 32; p++) {
-		int v;
-
-		if (*p >= '0' && *p <= '9')
-			v = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			v = *p - 'a' + 10;
-		else
-			continue;
-		id[i / 2] |= (uint8_t)(i % 2 ? v : v << 4);
-		i++;
-	}
-}
-
 static void newest(uint64_t *max, uint64_t t)
 {
 	if (t > *max)
@@ -191,7 +163,7 @@ uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
 		*other_boot = false;
 	if (cli.have_now)
 		return cli.now_ns;
-	read_boot_id(id);
+	__actrack_read_boot_id(id);
 	if (!memcmp(s->header.boot_id, zero, sizeof(zero)) ||
 	    !memcmp(id, zero, sizeof(zero)) ||
 	    !memcmp(s->header.boot_id, id, sizeof(id)))

@@ -38,7 +38,7 @@ void __actrack_default_path(char *buf, size_t len)
 	snprintf(buf, len, "/dev/shm/actrack-%u", (unsigned int)getuid());
 }
 
-static void read_boot_id(__u8 id[16])
+void __actrack_read_boot_id(uint8_t id[16])
 {
 	char text[64];
 	ssize_t n;
@@ -81,7 +81,7 @@ static void file_header_template(struct actrack_arena_header *h)
 	clock_gettime(CLOCK_BOOTTIME, &boot);
 	h->boot_time_ns = h->create_real_ns -
 		((uint64_t)boot.tv_sec * 1000000000ULL + (uint64_t)boot.tv_nsec);
-	read_boot_id(h->boot_id);
+	__actrack_read_boot_id(h->boot_id);
 }
 
 /*
@@ -268,6 +268,21 @@ int __actrack_map_module(bool writable, long select_uid, struct actrack_map *m)
 err_close:
 	close(fd);
 	return ret;
+}
+
+int __actrack_map_reader(const char *path, uint32_t flags,
+			 struct actrack_map *m)
+{
+	if (flags & ~ACTRACK_SNAP_ARENA_FILE)
+		return -EINVAL;
+	if (flags & ACTRACK_SNAP_ARENA_FILE) {
+		if (!path)
+			return -EINVAL;
+		return __actrack_map_file(path, false, false, 0, m);
+	}
+	if (path)
+		return -EINVAL;
+	return __actrack_map_default(false, false, 0, m);
 }
 
 int __actrack_map_default(bool writable, bool no_module, uint32_t create_size,

@@ -46,7 +46,13 @@ __actrack_hidden int __actrack_map_module(bool writable, long select_uid,
 __actrack_hidden int __actrack_map_default(bool writable, bool no_module,
 					   uint32_t create_size,
 					   struct actrack_map *m);
+/* __actrack_map_reader: read-only, as the snapshot API's (@path, @flags)
+ * name it: a file with ACTRACK_SNAP_ARENA_FILE, else the default arena. */
+__actrack_hidden int __actrack_map_reader(const char *path, uint32_t flags,
+					  struct actrack_map *m);
 __actrack_hidden void __actrack_unmap(struct actrack_map *m);
+/* The 16 bytes of /proc/sys/kernel/random/boot_id (zeros if unreadable). */
+__actrack_hidden void __actrack_read_boot_id(uint8_t id[16]);
 __actrack_hidden void __actrack_default_path(char *buf, size_t len);
 
 /* Time (lib/clock.c). */

@@ -217,17 +217,9 @@ ACTRACK_API int actrack_arena_save(const char *path, uint32_t flags,
 	void *buf;
 	int ret;
 
-	if (!file || !*file || (flags & ~ACTRACK_SNAP_ARENA_FILE))
+	if (!file || !*file)
 		return -EINVAL;
-	if (flags & ACTRACK_SNAP_ARENA_FILE) {
-		if (!path)
-			return -EINVAL;
-		ret = __actrack_map_file(path, false, false, 0, &m);
-	} else {
-		if (path)
-			return -EINVAL;
-		ret = __actrack_map_default(false, false, 0, &m);
-	}
+	ret = __actrack_map_reader(path, flags, &m);
 	if (ret)
 		return ret;
 

@@ -819,17 +819,7 @@ ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (flags & ~ACTRACK_SNAP_ARENA_FILE)
-		return -EINVAL;
-	if (flags & ACTRACK_SNAP_ARENA_FILE) {
-		if (!path)
-			return -EINVAL;
-		ret = __actrack_map_file(path, false, false, 0, &m);
-	} else {
-		if (path)
-			return -EINVAL;
-		ret = __actrack_map_default(false, false, 0, &m);
-	}
+	ret = __actrack_map_reader(path, flags, &m);
 	if (ret)
 		return ret;
 	ret = __actrack_snapshot_arena(&m.arena, out);
