@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Load/unload cycles of actrack.ko with mappings opened and closed: the
+ * module cannot go while anything holds /dev/actrack or a mapping of it
+ * (exact errno from delete_module), goes cleanly once the last is gone, and
+ * comes back with a fresh, empty arena.  Runs in the test VM only, where
+ * the module file is /lib/modules/actrack.ko ($ACTRACK_KO overrides); it
+ * leaves the module loaded, as it found it, for the tests after it.
+ */
+#include "vm_util.h"
+
+#define MODULE_NAME	"actrack"
+#define CYCLES		8
+
+static const char *module_path(void)
+{
+	const char *p = getenv("ACTRACK_KO");
+
+	return p && *p ? p : "/lib/modules/actrack.ko";
+}
+
+static int load(const char *params)
+{
+	int fd = open(module_path(), O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int unload(void)
+{
+	return syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK) ? -errno : 0;
+}
+
+/* Unload, waiting out references that are going away (exiting children). */
+static int unload_settled(void)
+{
+	int ret = -EAGAIN;
+
+	for (int i = 0; i < 200 && (ret == -EAGAIN || ret == -EBUSY); i++) {
+		ret = unload();
+		if (ret)
+			usleep(10 * 1000);
+	}
+	return ret;
+}
+
+struct mapping {
+	int fd;
+	void *arena, *clock;
+	size_t arena_len, clock_len;
+};
+
+static int map_arena(struct mapping *m)
+{
+	struct actrack_layout lay;
+
+	memset(m, 0, sizeof(*m));
+	m->fd = open(ACTRACK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (m->fd < 0)
+		return -errno;
+	if (ioctl(m->fd, ACTRACK_IOC_LAYOUT, &lay))
+		return -errno;
+	m->arena_len = lay.arena_size;
+	m->arena = mmap(NULL, lay.arena_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED, m->fd, (off_t)lay.arena_offset);
+	if (m->arena == MAP_FAILED)
+		return -errno;
+	m->clock_len = lay.clock_size;
+	m->clock = mmap(NULL, lay.clock_size, PROT_READ, MAP_SHARED, m->fd,
+			(off_t)lay.clock_offset);
+	if (m->clock == MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+FIXTURE(reload) {
+	bool was_loaded;
+};
+
+FIXTURE_SETUP(reload)
+{
+	self->was_loaded = !access(ACTRACK_DEVICE_PATH, F_OK);
+	if (!getenv("ACTRACK_IN_VM") || access(module_path(), R_OK))
+		SKIP(return, "needs the test VM (ACTRACK_IN_VM, %s)",
+		     module_path());
+	unsetenv(ACTRACK_ENV_ARENA);
+	if (self->was_loaded)
+		ASSERT_EQ(0, unload_settled());
+}
+
+FIXTURE_TEARDOWN(reload)
+{
+	/* Leave it loaded for the tests that follow. */
+	if (self->was_loaded && access(ACTRACK_DEVICE_PATH, F_OK))
+		load("");
+}
+
+TEST_F(reload, mappings_pin_the_module_across_cycles)
+{
+	VM_SETUP_SKIPPED();
+	for (int cycle = 0; cycle < CYCLES; cycle++) {
+		struct actrack_arena_header *h;
+		struct mapping m;
+
+		ASSERT_EQ(0, load("arena_size=262144")) TH_LOG("cycle %d", cycle);
+		ASSERT_EQ(-EEXIST, load(""));
+		ASSERT_EQ(0, map_arena(&m));
+		h = m.arena;
+		/* A fresh arena every time: formatted, nothing allocated. */
+		ASSERT_EQ(ACTRACK_ARENA_MAGIC, h->magic);
+		ASSERT_EQ(262144u, h->size);
+		ASSERT_EQ((__u32)ACTRACK_ARENA_HEADER_SIZE, h->freeptr);
+		/* Open fd and mappings: in use. */
+		ASSERT_EQ(-EAGAIN, unload());
+		close(m.fd);
+		/* The fd is gone, the mappings still pin the module. */
+		ASSERT_EQ(-EAGAIN, unload());
+		/* ...and still work. */
+		h->reserved[0] = 0;
+		ASSERT_EQ(ACTRACK_ARENA_MAGIC, h->magic);
+		ASSERT_EQ(0, munmap(m.clock, m.clock_len));
+		ASSERT_EQ(-EAGAIN, unload());
+		ASSERT_EQ(0, munmap(m.arena, m.arena_len));
+		ASSERT_EQ(0, unload());
+		ASSERT_NE(0, access(ACTRACK_DEVICE_PATH, F_OK));
+	}
+}
+
+TEST_F(reload, attached_processes_then_unload)
+{
+	VM_SETUP_SKIPPED();
+	for (int cycle = 0; cycle < CYCLES; cycle++) {
+		pid_t pids[4];
+		int status;
+
+		ASSERT_EQ(0, load(""));
+		for (int i = 0; i < 4; i++) {
+			pids[i] = fork();
+			ASSERT_LE(0, pids[i]);
+			if (!pids[i]) {
+				if (actrack_init(NULL) ||
+				    actrack_backend() != ACTRACK_BACKEND_MODULE)
+					_exit(10);
+				actrack_push_task((uint64_t)i);
+				actrack_log("cycle %d child %d", cycle, i);
+				_exit(i == 3 ? 0 : 7);
+			}
+		}
+		for (int i = 0; i < 4; i++) {
+			ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+			ASSERT_TRUE(WIFEXITED(status));
+			ASSERT_EQ(i == 3 ? 0 : 7, WEXITSTATUS(status));
+		}
+		/* Their cleanups ran or are queued; unload waits for them. */
+		ASSERT_EQ(0, unload_settled());
+	}
+}
+
+TEST_F(reload, bad_parameters_refuse_to_load)
+{
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(-EINVAL, load("arena_size=1"));
+	ASSERT_EQ(-EINVAL, load("max_arenas=0"));
+	ASSERT_NE(0, access(ACTRACK_DEVICE_PATH, F_OK));
+	ASSERT_EQ(0, load(""));
+	ASSERT_EQ(0, unload_settled());
+}
+
+TEST_HARNESS_MAIN
