@@ -12,6 +12,7 @@
 #   make demo            the main job (see README.md)
 #   make bench           benchmarks with their in-run baselines
 #   make fuzz            libFuzzer on the arena core (clang), FUZZ_SECONDS
+#   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
 #   CC=clang, SANITIZE=1 (ASan+UBSan) select the build.
 
 CC       ?= gcc
@@ -48,7 +49,7 @@ LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
-	module demo bench fuzz clean setup
+	module demo bench fuzz install clean setup
 
 all: lib cli examples tests benches
 
@@ -129,6 +130,25 @@ fuzz:
 
 bench: benches
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: library, headers, pkg-config
+# file, CLI and man pages (the module: `make module` and insmod actrack.ko).
+PREFIX  ?= /usr/local
+VERSION := $(shell sed -n 's/^\#define ACTRACK_ABI_MAJOR\t*//p' include/uapi/linux/actrack.h).$(shell sed -n 's/^\#define ACTRACK_ABI_MINOR\t*//p' include/uapi/linux/actrack.h)
+install: lib cli
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/include/linux \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libactrack.so.1 $(DESTDIR)$(PREFIX)/lib/libactrack.so
+	install -m 644 include/actrack.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/uapi/linux/actrack.h \
+		$(DESTDIR)$(PREFIX)/include/linux/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+		lib/libactrack.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libactrack.pc
+	install -m 755 $(O)/actrack $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf $(O)
