@@ -5,7 +5,8 @@
  * Text output is for people: one headline per death, then what each thread
  * was doing, innermost activity first.  --json is for programs: one object
  * per line (schema in monitor_usage below), flushed per report so that a
- * pipe reader sees each death when it happens.
+ * pipe reader sees each death when it happens; it follows dump --json's
+ * conventions (cli/json.c's writer, activities outermost first).
  *
  * Everything printed comes from a report that was validated by the library,
  * but its strings (command line, thread names) were chosen by the dead
@@ -25,6 +26,7 @@
 
 #include "actrack.h"
 #include "cli.h"
+#include "json.h"
 #include "symbolize.h"
 
 static const char monitor_usage[] =
@@ -40,10 +42,10 @@ static const char monitor_usage[] =
 "    reports how it died (exit code, or signal and core dump), the phase it\n"
 "    had reached (actrack_set_phase()), its command line and, for each of\n"
 "    its threads, the stack of activities it was in (task, lock, event,\n"
-"    join, process wait, I/O), innermost first.  The process's records in\n"
-"    the arena are freed when the report is made; the report is what is\n"
-"    left.  monitor subscribes to these reports over generic netlink and\n"
-"    prints each one as it arrives.\n"
+"    join, process wait, I/O).  The process's records in the arena are\n"
+"    freed when the report is made; the report is what is left.  monitor\n"
+"    subscribes to these reports over generic netlink and prints each one\n"
+"    as it arrives.\n"
 "\n"
 "    Only deaths of processes of your own uid are reported, unless\n"
 "    --all-uids is given.  Needs the module: on a file arena, deaths are\n"
@@ -73,14 +75,15 @@ static const char monitor_usage[] =
 "        [2] lock-acquire lock 0x55d0c0ffee00 for 1.2 s, in serve+0x3c (server.c:88)\n"
 "        [1] task-run task 17 for 1.2 s, in 0x55d0c0a00ff0\n"
 "\n"
-"    Levels count from the outermost activity (1); \"for\" is how long the\n"
-"    activity had been going on when the process died.  A thread deeper\n"
-"    than its stored slots says how many inner activities were not\n"
-"    stored; a torn thread changed on every attempt to copy it and has no\n"
-"    stack.  Origins and fault pcs are symbolized with the ELF objects\n"
-"    the report names (function+offset and file:line when debug info is\n"
-"    on disk; object+offset, ready for addr2line -e OBJECT, when not; the\n"
-"    raw address when no object holds it).\n"
+"    Activities are listed innermost first; levels count from the\n"
+"    outermost activity (1); \"for\" is how long the activity had been\n"
+"    going on when the process died.  A thread deeper than its stored\n"
+"    slots says how many inner activities were not stored; a torn thread\n"
+"    changed on every attempt to copy it and has no stack.  Origins and\n"
+"    fault pcs are symbolized with the ELF objects the report names\n"
+"    (function+offset and file:line when debug info is on disk;\n"
+"    object+offset, ready for addr2line -e OBJECT, when not; the raw\n"
+"    address when no object holds it).\n"
 "    Strings from the dead process are printed with C escapes.\n"
 "\n"
 "JSON OUTPUT\n"
@@ -106,9 +109,12 @@ static const char monitor_usage[] =
 "        \"build_id\": \"hex\"}, ...]}\n"
 "\n"
 "    exit_code is set when the process exited, signal when it was killed;\n"
-"    activities are innermost first; module is an index into modules,\n"
-"    module_offset the origin minus that module's base (its address in\n"
-"    the ELF file); strings are valid UTF-8 (invalid bytes become U+FFFD).\n"
+"    activities are outermost first (level 1 first), as in dump --json;\n"
+"    module is an index into modules, module_offset the origin minus that\n"
+"    module's base (its address in the ELF file).  Strings are valid UTF-8\n"
+"    whatever the process wrote: control characters are escaped, and each\n"
+"    byte of an invalid UTF-8 sequence is written as \\u00XX (the code\n"
+"    point of the same value), as in dump --json.\n"
 "\n"
 "EXIT STATUS\n"
 "    0 on success, also when --timeout ends a run without --count, and on\n"
@@ -189,61 +195,6 @@ static void format_time(uint64_t mono_ns, bool utc_iso, char *buf, size_t len)
 	snprintf(buf + n, len - n, ".%03u%s",
 		 (unsigned int)(real % 1000000000ULL / 1000000),
 		 utc_iso ? "Z" : "");
-}
-
-/* Length of the valid UTF-8 sequence at @s (0: invalid). */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n, i;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong, surrogates, beyond U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-/* JSON string: escaped, invalid UTF-8 replaced by U+FFFD. */
-static void put_json_string(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n;
-
-	putchar('"');
-	while (*s) {
-		if (*s == '"' || *s == '\\') {
-			printf("\\%c", *s++);
-		} else if (*s == '\n') {
-			fputs("\\n", stdout), s++;
-		} else if (*s == '\t') {
-			fputs("\\t", stdout), s++;
-		} else if (*s < 0x20 || *s == 0x7f) {
-			printf("\\u%04x", *s++);
-		} else if ((n = utf8_len(s)) != 0) {
-			fwrite(s, 1, n, stdout);
-			s += n;
-		} else {
-			fputs("\\ufffd", stdout), s++;
-		}
-	}
-	putchar('"');
 }
 
 /*
@@ -376,91 +327,124 @@ static void print_text(const struct actrack_death *d, const char *source)
 	}
 }
 
+/* One activity of a report, @level counting from the outermost (1). */
+static void json_death_activity(struct json *j, const struct actrack_death *d,
+				const struct actrack_activity *a,
+				uint32_t level)
+{
+	int mod = a->origin ? find_module(d, a->origin) : -1;
+
+	json_object_begin(j);
+	json_kv_u64(j, "level", level);
+	json_kv_u64(j, "type", a->type);
+	json_kv_string(j, "type_name", actrack_activity_name(a->type), 32);
+	json_kv_u64(j, "time_ns", a->time_ns);
+	json_key(j, "age_ns");
+	if (a->time_ns && d->exit_time_ns >= a->time_ns)
+		json_u64(j, d->exit_time_ns - a->time_ns);
+	else
+		json_null(j);
+	json_kv_u64(j, "origin", a->origin);
+	json_kv_u64(j, "object", a->object);
+	json_kv_u64(j, "info", a->info);
+	json_kv_u64(j, "user_data", a->user_data);
+	json_key(j, "module");
+	if (mod >= 0) {
+		json_u64(j, (uint64_t)mod);
+		json_kv_u64(j, "module_offset",
+			    a->origin - d->modules[mod].base);
+	} else {
+		json_null(j);
+		json_kv_null(j, "module_offset");
+	}
+	json_object_end(j);
+}
+
+/* One line, with cli/json.c's writer: the same string rules as dump --json. */
 static void print_json(const struct actrack_death *d, const char *source)
 {
 	char sig[32], when[64];
-	uint32_t i, j;
-	int mod;
+	struct json j;
+	uint32_t i, k;
 
+	json_init(&j, stdout, 0);
+	json_object_begin(&j);
+	json_kv_string(&j, "source", source, 16);
+	json_kv_u64(&j, "seq", d->seq);
+	json_kv_u64(&j, "pid", d->pid);
+	json_kv_u64(&j, "uid", d->uid);
+	json_kv_u64(&j, "start_ticks", d->start_ticks);
+	json_kv_u64(&j, "exit_time_ns", d->exit_time_ns);
 	format_time(d->exit_time_ns, true, when, sizeof(when));
-	printf("{\"source\":\"%s\",\"seq\":%" PRIu64 ",\"pid\":%u,\"uid\":%u,"
-	       "\"start_ticks\":%" PRIu64 ",\"exit_time_ns\":%" PRIu64
-	       ",\"exit_time\":", source, d->seq, d->pid, d->uid,
-	       d->start_ticks, d->exit_time_ns);
+	json_key(&j, "exit_time");
 	if (strcmp(when, "unknown"))
-		put_json_string(when);
+		json_string(&j, when, sizeof(when));
 	else
-		fputs("null", stdout);
-	printf(",\"wait_status\":%d", d->wait_status);
-	if (d->signal)
-		printf(",\"exit_code\":null,\"signal\":%d,\"signal_name\":\"%s\"",
-		       d->signal, cli_signal_name(d->signal, sig, sizeof(sig)));
-	else
-		printf(",\"exit_code\":%d,\"signal\":null,\"signal_name\":null",
-		       d->exit_code);
-	printf(",\"core_dumped\":%s,\"phase\":%u,\"phase_name\":\"%s\","
-	       "\"flags\":%u,\"arena_corrupt\":%s,\"truncated\":%s,"
-	       "\"cmdline\":",
-	       d->core_dumped ? "true" : "false", d->phase,
-	       actrack_phase_name(d->phase), d->flags,
-	       d->flags & ACTRACK_DEATH_ARENA_CORRUPT ? "true" : "false",
-	       d->flags & ACTRACK_DEATH_TRUNCATED ? "true" : "false");
-	put_json_string(d->cmdline);
-	fputs(",\"threads\":[", stdout);
+		json_null(&j);
+	json_kv_i64(&j, "wait_status", d->wait_status);
+	if (d->signal) {
+		json_kv_null(&j, "exit_code");
+		json_kv_i64(&j, "signal", d->signal);
+		json_kv_string(&j, "signal_name",
+			       cli_signal_name(d->signal, sig, sizeof(sig)),
+			       sizeof(sig));
+	} else {
+		json_kv_i64(&j, "exit_code", d->exit_code);
+		json_kv_null(&j, "signal");
+		json_kv_null(&j, "signal_name");
+	}
+	json_kv_bool(&j, "core_dumped", d->core_dumped);
+	json_kv_u64(&j, "phase", d->phase);
+	json_kv_string(&j, "phase_name", actrack_phase_name(d->phase), 32);
+	json_kv_u64(&j, "flags", d->flags);
+	json_kv_bool(&j, "arena_corrupt",
+		     d->flags & ACTRACK_DEATH_ARENA_CORRUPT);
+	json_kv_bool(&j, "truncated", d->flags & ACTRACK_DEATH_TRUNCATED);
+	json_kv_string(&j, "cmdline", d->cmdline, sizeof(d->cmdline));
+	json_key(&j, "threads");
+	json_array_begin(&j);
 	for (i = 0; i < d->nr_threads; i++) {
 		const struct actrack_death_thread *t = &d->threads[i];
 
-		printf("%s{\"tid\":%u,\"name\":", i ? "," : "", t->tid);
-		put_json_string(t->name);
-		printf(",\"depth\":%u,\"torn\":%s,\"fatal_signo\":%d,"
-		       "\"fatal_code\":%d,\"fatal_addr\":%" PRIu64
-		       ",\"fatal_pc\":%" PRIu64 ",\"activities\":[",
-		       t->depth, t->torn ? "true" : "false", t->fatal_signo,
-		       t->fatal_code, t->fatal_addr, t->fatal_pc);
-		for (j = t->torn ? 0 : t->nr_activities; j-- > 0;) {
-			const struct actrack_activity *a = &t->activities[j];
-
-			printf("%s{\"level\":%u,\"type\":%u,\"type_name\":\"%s\","
-			       "\"time_ns\":%" PRIu64 ",\"age_ns\":",
-			       j + 1 == t->nr_activities ? "" : ",", j + 1,
-			       a->type, actrack_activity_name(a->type),
-			       (uint64_t)a->time_ns);
-			if (a->time_ns && d->exit_time_ns >= a->time_ns)
-				printf("%" PRIu64,
-				       d->exit_time_ns - (uint64_t)a->time_ns);
-			else
-				fputs("null", stdout);
-			printf(",\"origin\":%" PRIu64 ",\"object\":%" PRIu64
-			       ",\"info\":%" PRIu64 ",\"user_data\":%u",
-			       (uint64_t)a->origin, (uint64_t)a->object,
-			       (uint64_t)a->info, a->user_data);
-			mod = a->origin ? find_module(d, a->origin) : -1;
-			if (mod >= 0)
-				printf(",\"module\":%d,\"module_offset\":%"
-				       PRIu64 "}", mod, (uint64_t)(a->origin -
-				       d->modules[mod].base));
-			else
-				fputs(",\"module\":null,\"module_offset\":"
-				      "null}", stdout);
-		}
-		fputs("]}", stdout);
+		json_object_begin(&j);
+		json_kv_u64(&j, "tid", t->tid);
+		json_kv_string(&j, "name", t->name, sizeof(t->name));
+		json_kv_u64(&j, "depth", t->depth);
+		json_kv_bool(&j, "torn", t->torn);
+		json_kv_i64(&j, "fatal_signo", t->fatal_signo);
+		json_kv_i64(&j, "fatal_code", t->fatal_code);
+		json_kv_u64(&j, "fatal_addr", t->fatal_addr);
+		json_kv_u64(&j, "fatal_pc", t->fatal_pc);
+		json_key(&j, "activities");
+		json_array_begin(&j);
+		/* Outermost first, as in dump --json. */
+		for (k = 0; !t->torn && k < t->nr_activities; k++)
+			json_death_activity(&j, d, &t->activities[k], k + 1);
+		json_array_end(&j);
+		json_object_end(&j);
 	}
-	fputs("],\"modules\":[", stdout);
+	json_array_end(&j);
+	json_key(&j, "modules");
+	json_array_begin(&j);
 	for (i = 0; i < d->nr_modules; i++) {
 		const struct actrack_snap_module *m = &d->modules[i];
 
-		printf("%s{\"path\":", i ? "," : "");
-		put_json_string(m->path);
-		printf(",\"base\":%" PRIu64 ",\"vaddr\":%" PRIu64
-		       ",\"size\":%" PRIu64 ",\"build_id\":\"",
-		       (uint64_t)m->base, (uint64_t)m->vaddr,
-		       (uint64_t)m->size);
-		for (j = 0; j < m->build_id_size && j < ACTRACK_BUILD_ID_MAX;
-		     j++)
-			printf("%02x", m->build_id[j]);
-		fputs("\"}", stdout);
+		json_object_begin(&j);
+		json_kv_string(&j, "path", m->path, sizeof(m->path));
+		json_kv_u64(&j, "base", m->base);
+		json_kv_u64(&j, "vaddr", m->vaddr);
+		json_kv_u64(&j, "size", m->size);
+		json_key(&j, "build_id");
+		json_hex_bytes(&j, m->build_id,
+			       m->build_id_size <= ACTRACK_BUILD_ID_MAX ?
+			       m->build_id_size : ACTRACK_BUILD_ID_MAX);
+		json_object_end(&j);
 	}
-	fputs("]}\n", stdout);
+	json_array_end(&j);
+	json_object_end(&j);
+	/* Ends the line and flushes.  A write error is not fatal here, as
+	 * for text output. */
+	json_finish(&j);
 }
 
 static bool seen_before(struct mon_state *s, const struct actrack_death *d)
@@ -678,6 +662,8 @@ int cmd_monitor(int argc, char **argv)
 		status = EXIT_TIMEOUT;
 out:
 	actrack_monitor_close(m);
+	sym_free(monitor_sym);
+	monitor_sym = NULL;
 	free(s.seen);
 	return status;
 }

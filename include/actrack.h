@@ -298,7 +298,8 @@ ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status);
 
 /**
  * actrack_collect_garbage() - free records of every (pid, start_ticks) that
- * no longer names a live process (file arenas).  Return: records freed.
+ * no longer names a live process (file arenas).  Return: records freed or
+ * -errno.
  */
 ACTRACK_API int actrack_collect_garbage(void);
 
@@ -396,8 +397,8 @@ ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 				      struct actrack_snapshot **out);
 ACTRACK_API void actrack_snapshot_free(struct actrack_snapshot *snap);
 
-/** actrack_snapshot_save() - write a consistent image of the arena (the
- * one actrack_snapshot_take() would read) to @file.  Return: 0/-errno. */
+/** actrack_arena_save() - write a consistent image of the arena (the one
+ * actrack_snapshot_take() would read) to @file.  Return: 0/-errno. */
 ACTRACK_API int actrack_arena_save(const char *path, uint32_t flags,
 				   const char *file);
 

@@ -62,6 +62,7 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid)
 	ka = kzalloc(sizeof(*ka), GFP_KERNEL);
 	if (!ka)
 		return ERR_PTR(-ENOMEM);
+	ret = -ENOMEM;
 	ka->ring = kcalloc(actrack_deaths_kept, sizeof(*ka->ring), GFP_KERNEL);
 	if (!ka->ring)
 		goto err_ring;
@@ -90,18 +91,17 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid)
 	ret = actrack_arena_format(&a, &hdr);
 	if (ret) {
 		pr_err("arena format failed: %d\n", ret);
-		vfree(ka->mem);
-		kfree(ka->ring);
-		kfree(ka);
-		return ERR_PTR(ret);
+		goto err_format;
 	}
 	return ka;
 
+err_format:
+	vfree(ka->mem);
 err_mem:
 	kfree(ka->ring);
 err_ring:
 	kfree(ka);
-	return ERR_PTR(-ENOMEM);
+	return ERR_PTR(ret);
 }
 
 static struct actrack_karena *actrack_arena_find_locked(kuid_t uid)

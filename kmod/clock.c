@@ -6,7 +6,7 @@
  *
  * A timer refreshes the word every jiffy, but only while some process is
  * attached; an idle system with the module loaded takes no interrupts for
- * it.  The word is a naturally aligned __u64 written with WRITE_ONCE, so a
+ * it.  The word is a naturally aligned __u64 written atomically, so a
  * 64-bit reader never sees it torn; its value only ever grows.
  */
 #include <linux/vmalloc.h>
@@ -22,9 +22,26 @@ static struct timer_list actrack_clock_timer;
 static atomic_t actrack_clock_users = ATOMIC_INIT(0);
 static bool actrack_clock_stopping;
 
+/*
+ * Called from the timer and from process context (attach, mmap), possibly
+ * at once on two CPUs: a writer that read the time and was then preempted
+ * must not store its older value over a newer one, so only move forward.
+ * Only the kernel writes the word (the page is mapped read-only), so every
+ * failed exchange means another writer stored a value and the loop ends as
+ * soon as the word is at least @now.
+ */
 static void actrack_clock_update(void)
 {
-	WRITE_ONCE(*actrack_clock_word, ktime_get_coarse_ns());
+	u64 now = ktime_get_coarse_ns();
+	u64 old = READ_ONCE(*actrack_clock_word);
+	u64 seen;
+
+	while (old < now) {
+		seen = cmpxchg64(actrack_clock_word, old, now);
+		if (seen == old)
+			break;
+		old = seen;
+	}
 }
 
 static void actrack_clock_tick(struct timer_list *t)

@@ -128,25 +128,24 @@ static long actrack_ioc_attach(struct actrack_file *f, void __user *argp)
 {
 	struct actrack_attach at;
 	struct actrack_karena *ka;
-	bool ro;
 	int ret;
 
 	if (copy_from_user(&at, argp, sizeof(at)))
 		return -EFAULT;
 	if (at.flags || at.reserved[0] || at.reserved[1])
 		return -EINVAL;
+	/* Read-only is checked first: such an fd never creates an arena here. */
 	mutex_lock(&f->lock);
-	ro = f->read_only;
+	if (f->read_only) {
+		ka = ERR_PTR(-EPERM);
+	} else {
+		ka = actrack_file_arena_locked(f);
+		if (!IS_ERR(ka))
+			actrack_karena_get(ka);
+	}
 	mutex_unlock(&f->lock);
-	if (ro)
-		return -EPERM;
-	ka = actrack_file_arena(f, &ro);
 	if (IS_ERR(ka))
 		return PTR_ERR(ka);
-	if (ro) {	/* SELECTed meanwhile */
-		actrack_karena_put(ka);
-		return -EPERM;
-	}
 	ret = actrack_proc_attach(ka, &at.pid, &at.start_ticks);
 	actrack_karena_put(ka);
 	if (ret)

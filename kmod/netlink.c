@@ -530,13 +530,22 @@ static int actrack_put_stat(struct sk_buff *skb, int type, u64 v)
 	return nla_put_u64_64bit(skb, type, v, ACTRACK_S_PAD);
 }
 
+/*
+ * Counters.  A uid is a trust domain: an unprivileged caller learns about
+ * its own arena only (its counters, its attached processes); the
+ * module-wide sums need CAP_SYS_PTRACE or CAP_SYS_ADMIN in the initial
+ * user namespace, since they add up every uid's activity.
+ */
 static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 {
+	bool global = netlink_capable(skb, CAP_SYS_PTRACE) ||
+		      netlink_capable(skb, CAP_SYS_ADMIN);
 	struct actrack_karena *ka;
 	struct nlattr *nest;
 	struct sk_buff *msg;
-	u64 sum[5];
+	u64 sum[5] = { 0 }, arenas, attached = 0;
 	void *hdr;
+	int err = 0;
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
@@ -548,20 +557,32 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	nest = nla_nest_start(msg, ACTRACK_A_STATS);
 	if (!nest)
 		goto nospace;
-	actrack_arena_sum_counters(sum);
-	if (actrack_put_stat(msg, ACTRACK_S_ARENAS, actrack_arenas_count()) ||
-	    actrack_put_stat(msg, ACTRACK_S_ATTACHED, actrack_attached_count()) ||
-	    actrack_put_stat(msg, ACTRACK_S_CLEANUPS, sum[0]) ||
-	    actrack_put_stat(msg, ACTRACK_S_RECORDS_FREED, sum[1]) ||
-	    actrack_put_stat(msg, ACTRACK_S_CORRUPTION, sum[2]) ||
-	    actrack_put_stat(msg, ACTRACK_S_REPORTS_SENT, sum[3]) ||
-	    actrack_put_stat(msg, ACTRACK_S_REPORTS_DROPPED, sum[4]))
-		goto nospace;
 	/* The caller's own arena, if it has one (never created here). */
 	ka = actrack_arena_lookup(current_euid());
-	if (ka) {
+	if (global) {
+		actrack_arena_sum_counters(sum);
+		arenas = actrack_arenas_count();
+		attached = actrack_attached_count();
+	} else {
+		arenas = ka ? 1 : 0;
+		if (ka) {
+			sum[0] = atomic64_read(&ka->stats.cleanups);
+			sum[1] = atomic64_read(&ka->stats.records_freed);
+			sum[2] = atomic64_read(&ka->stats.corruption);
+			sum[3] = atomic64_read(&ka->stats.reports_sent);
+			sum[4] = atomic64_read(&ka->stats.reports_dropped);
+			attached = actrack_attached_count_in(ka);
+		}
+	}
+	err = actrack_put_stat(msg, ACTRACK_S_ARENAS, arenas) ||
+	      actrack_put_stat(msg, ACTRACK_S_ATTACHED, attached) ||
+	      actrack_put_stat(msg, ACTRACK_S_CLEANUPS, sum[0]) ||
+	      actrack_put_stat(msg, ACTRACK_S_RECORDS_FREED, sum[1]) ||
+	      actrack_put_stat(msg, ACTRACK_S_CORRUPTION, sum[2]) ||
+	      actrack_put_stat(msg, ACTRACK_S_REPORTS_SENT, sum[3]) ||
+	      actrack_put_stat(msg, ACTRACK_S_REPORTS_DROPPED, sum[4]);
+	if (!err && ka) {
 		struct actrack_arena a;
-		int err;
 
 		actrack_karena_view(ka, &a);
 		err = actrack_put_stat(msg, ACTRACK_S_ARENA_SIZE, ka->size) ||
@@ -569,10 +590,11 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 				       actrack_arena_used(&a)) ||
 		      actrack_put_stat(msg, ACTRACK_S_BYTES_FREE,
 				       actrack_arena_free_bytes(&a));
-		actrack_karena_put(ka);
-		if (err)
-			goto nospace;
 	}
+	if (ka)
+		actrack_karena_put(ka);
+	if (err)
+		goto nospace;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);

@@ -101,10 +101,11 @@ static int create_file_arena(const char *path, uint32_t size)
 	if (size < ACTRACK_ARENA_MIN_SIZE || size > ACTRACK_ARENA_MAX_SIZE ||
 	    size % ACTRACK_BLOCK_ALIGN)
 		return -EINVAL;
-	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >=
-	    (int)sizeof(tmp))
+	/* A unique temporary name: a stale one from a crashed creator with
+	 * our pid must not stop us. */
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, size) < 0) {
@@ -255,7 +256,10 @@ int __actrack_map_module(bool writable, long select_uid, struct actrack_map *m)
 	}
 	m->clock_map = p;
 	m->clock_len = lay.clock_size;
-	if (lay.clock_word <= lay.clock_size - sizeof(uint64_t))
+	/* A word inside the page, aligned; else do without (the vDSO). */
+	if (lay.clock_size >= sizeof(uint64_t) &&
+	    lay.clock_word <= lay.clock_size - sizeof(uint64_t) &&
+	    !(lay.clock_word % sizeof(uint64_t)))
 		m->clock = (const volatile uint64_t *)((char *)p +
 						       lay.clock_word);
 	ret = actrack_arena_check(&m->arena);

@@ -16,17 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "internal.h"
-
-static uint64_t death_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void death_status(struct actrack_death *d, int ws)
 {
@@ -43,7 +34,7 @@ static void death_status(struct actrack_death *d, int ws)
 static void death_process(struct actrack_arena *a, struct actrack_death *d)
 {
 	struct actrack_process p;
-	uint32_t ref, n, i;
+	uint32_t ref;
 	int ret;
 
 	ref = actrack_arena_find_process(a, d->pid, d->start_ticks);
@@ -59,15 +50,8 @@ static void death_process(struct actrack_arena *a, struct actrack_death *d)
 	    p.owner.start_ticks != d->start_ticks || p.owner.tid != 0)
 		return;
 	d->phase = p.phase;
-	n = p.cmdline_size;
-	if (n > ACTRACK_CMDLINE_MAX)
-		n = ACTRACK_CMDLINE_MAX;
-	while (n && p.cmdline[n - 1] == '\0')
-		n--;
-	for (i = 0; i < n; i++)
-		d->cmdline[i] = p.cmdline[i] ? p.cmdline[i] : ' ';
-	d->cmdline[n] = '\0';
-	d->cmdline_size = n;
+	d->cmdline_size = __actrack_join_cmdline(d->cmdline, p.cmdline,
+						 p.cmdline_size);
 }
 
 /* A thread whose copy was torn on every try: identity only, no stack. */
@@ -157,14 +141,7 @@ static int death_add_module(struct actrack_arena *a, uint32_t ref,
 		d->modules = n;
 		*cap = ncap;
 	}
-	n = &d->modules[d->nr_modules++];
-	memset(n, 0, sizeof(*n));
-	n->base = m.base;
-	n->size = m.size;
-	n->vaddr = m.vaddr;
-	n->build_id_size = m.build_id_size;
-	memcpy(n->build_id, m.build_id, m.build_id_size);
-	memcpy(n->path, m.path, sizeof(n->path) - 1);
+	__actrack_snap_module(&d->modules[d->nr_modules++], &m);
 	return 0;
 }
 
@@ -267,7 +244,7 @@ int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
 		return -EINVAL;
 	d->pid = pid;
 	d->start_ticks = start_ticks;
-	d->exit_time_ns = death_now_ns();
+	d->exit_time_ns = __actrack_mono_ns();
 	death_status(d, wait_status);
 	h = a->base;
 	d->uid = at_load(&h->uid);

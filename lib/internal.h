@@ -68,6 +68,22 @@ __actrack_hidden void __actrack_free_values(struct actrack_value *v,
 					    uint32_t nr);
 
 /*
+ * Record copies shared by the snapshot, death reports and the monitor
+ * (lib/snapshot.c); both read only their arguments, never the arena.
+ *  __actrack_join_cmdline: @n bytes of NUL-separated argv (at most
+ *      ACTRACK_CMDLINE_MAX are used) -> "a b c" in @dst, which holds
+ *      ACTRACK_CMDLINE_MAX + 1 bytes; trailing NULs dropped.  Return: its
+ *      length.
+ *  __actrack_snap_module: a copied module record -> @out (path terminated,
+ *      build id clamped to ACTRACK_BUILD_ID_MAX; callers treat a larger
+ *      size as corrupt before calling).
+ */
+__actrack_hidden uint32_t __actrack_join_cmdline(char *dst, const char *src,
+						 uint32_t n);
+__actrack_hidden void __actrack_snap_module(struct actrack_snap_module *out,
+					    const struct actrack_module *m);
+
+/*
  * Snapshot of an arena that is already mapped (lib/snapshot.c), shared with
  * lib/save.c, which checks that a saved image parses before writing it.
  * @a must be read-only (a->writable false: nothing is ever stored into it).

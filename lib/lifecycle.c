@@ -96,11 +96,12 @@ ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status)
 
 	if (pid <= 0)
 		return -EINVAL;
-	if (!forget_launched(pid, &ticks))
-		return -ENOENT;
+	/* Attach first: a failure must not lose the child's entry. */
 	ret = __actrack_ensure_attached();
 	if (ret)
 		return ret;
+	if (!forget_launched(pid, &ticks))
+		return -ENOENT;
 	/* With the module the kernel reports and cleans up by itself. */
 	if (__actrack_proc.map.backend == ACTRACK_BACKEND_MODULE)
 		return 0;
@@ -143,8 +144,8 @@ ACTRACK_API int actrack_collect_garbage(void)
 	ret = __actrack_ensure_attached();
 	if (ret)
 		return ret;
-	max = actrack_arena_max_blocks(a);
-	keys = malloc(max * sizeof(*keys));
+	max = actrack_arena_max_blocks(a);	/* <= 4 Mi: no overflow */
+	keys = malloc((max ? max : 1) * sizeof(*keys));
 	if (!keys)
 		return -ENOMEM;
 	actrack_arena_iter_init(&it, a);

@@ -197,14 +197,7 @@ static int mon_module(const void *payload, struct actrack_snap_module *out)
 	memcpy(&m, payload, sizeof(m));	/* 4-byte aligned payload */
 	if (m.build_id_size > ACTRACK_BUILD_ID_MAX)
 		return -EBADMSG;
-	memset(out, 0, sizeof(*out));
-	out->base = m.base;
-	out->size = m.size;
-	out->vaddr = m.vaddr;
-	out->build_id_size = m.build_id_size;
-	memcpy(out->build_id, m.build_id, m.build_id_size);
-	memcpy(out->path, m.path, sizeof(out->path) - 1);
-	out->path[sizeof(out->path) - 1] = '\0';
+	__actrack_snap_module(out, &m);
 	return 0;
 }
 
@@ -224,8 +217,6 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 	struct death_ctx *c = data;
 	struct actrack_death *d = c->d;
 	uint16_t type = mnl_attr_get_type(attr);
-	const char *p;
-	uint32_t i, n;
 	int ret;
 
 	if (type > ACTRACK_A_MAX || type == ACTRACK_A_UNSPEC ||
@@ -303,18 +294,10 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 		ret = mon_check(attr, MNL_TYPE_BINARY, 0);
 		if (ret)
 			return ret;
-		p = mnl_attr_get_payload(attr);
-		n = mnl_attr_get_payload_len(attr);
-		if (n > ACTRACK_CMDLINE_MAX)
-			n = ACTRACK_CMDLINE_MAX;
-		/* argv is NUL-separated; drop the terminators at the end and
-		 * join the rest with spaces. */
-		while (n && p[n - 1] == '\0')
-			n--;
-		for (i = 0; i < n; i++)
-			d->cmdline[i] = p[i] ? p[i] : ' ';
-		d->cmdline[n] = '\0';
-		d->cmdline_size = n;
+		/* argv is NUL-separated, as in the arena record. */
+		d->cmdline_size = __actrack_join_cmdline(d->cmdline,
+				mnl_attr_get_payload(attr),
+				mnl_attr_get_payload_len(attr));
 		return 0;
 	case ACTRACK_A_THREAD:
 		ret = mon_check(attr, MNL_TYPE_NESTED, 0);

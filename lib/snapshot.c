@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "internal.h"
 
 struct snap_key {
@@ -456,13 +455,7 @@ static int collect_module(struct collect *c, uint32_t ref)
 	if (!it)
 		return -ENOMEM;
 	it->key = (struct snap_key){ rec.owner.pid, rec.owner.start_ticks };
-	memset(&it->mod, 0, sizeof(it->mod));
-	it->mod.base = rec.base;
-	it->mod.size = rec.size;
-	it->mod.vaddr = rec.vaddr;
-	it->mod.build_id_size = rec.build_id_size;
-	memcpy(it->mod.build_id, rec.build_id, rec.build_id_size);
-	memcpy(it->mod.path, rec.path, sizeof(it->mod.path) - 1);
+	__actrack_snap_module(&it->mod, &rec);
 	return 0;
 }
 
@@ -519,18 +512,35 @@ static int collect_all(struct collect *c)
 	return ret;
 }
 
-/* "a\0b\0c\0" (cmdline_size bytes) -> "a b c". */
-static void join_cmdline(char *dst, const struct actrack_process *rec)
+uint32_t __actrack_join_cmdline(char *dst, const char *src, uint32_t n)
 {
-	uint32_t n = rec->cmdline_size;
-
 	if (n > ACTRACK_CMDLINE_MAX)
 		n = ACTRACK_CMDLINE_MAX;
-	while (n && !rec->cmdline[n - 1])
+	while (n && !src[n - 1])
 		n--;
 	for (uint32_t i = 0; i < n; i++)
-		dst[i] = rec->cmdline[i] ? rec->cmdline[i] : ' ';
+		dst[i] = src[i] ? src[i] : ' ';
 	dst[n] = 0;
+	return n;
+}
+
+void __actrack_snap_module(struct actrack_snap_module *out,
+			   const struct actrack_module *m)
+{
+	uint8_t n = m->build_id_size;
+
+	/* Callers reject a bad size as corrupt; this only keeps the copy in
+	 * bounds whatever they do. */
+	if (n > ACTRACK_BUILD_ID_MAX)
+		n = ACTRACK_BUILD_ID_MAX;
+	memset(out, 0, sizeof(*out));
+	out->base = m->base;
+	out->size = m->size;
+	out->vaddr = m->vaddr;
+	out->build_id_size = n;
+	memcpy(out->build_id, m->build_id, n);
+	/* The record's path need not be terminated: the last byte stays 0. */
+	memcpy(out->path, m->path, sizeof(out->path) - 1);
 }
 
 static int thread_cmp(const void *x, const void *y)
@@ -632,7 +642,8 @@ static int fill_records(struct collect *c, struct actrack_snapshot *s)
 		p->phase = rec->phase;
 		p->parent_pid = rec->parent_pid;
 		p->launch_time_ns = rec->launch_time_ns;
-		join_cmdline(p->cmdline, rec);
+		__actrack_join_cmdline(p->cmdline, rec->cmdline,
+				       rec->cmdline_size);
 		ret = read_values(c, rec->user_data, p->pid, p->start_ticks,
 				  &p->values, &p->nr_values);
 		if (ret)
@@ -754,7 +765,6 @@ int __actrack_snapshot_arena(struct actrack_arena *a,
 {
 	struct actrack_snapshot *s;
 	struct collect c;
-	struct timespec ts;
 	int ret;
 
 	*out = NULL;
@@ -797,9 +807,7 @@ int __actrack_snapshot_arena(struct actrack_arena *a,
 	s->free_bytes = actrack_arena_free_bytes(a);
 	s->corrupt = c.corrupt || actrack_arena_is_corrupt(a);
 	/* Taken last: every timestamp we copied is older than this. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	s->taken_mono_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-			   (uint64_t)ts.tv_nsec;
+	s->taken_mono_ns = __actrack_mono_ns();
 	collect_free(&c);
 	*out = s;
 	return 0;

@@ -2,8 +2,9 @@
 /*
  * `actrack monitor` end to end.  On the host (no module): the exact
  * "not loaded" line and exit 1, usage errors exit 2, --help.  In the VM:
- * a killed process shows up in --recent and live, as text and as JSON
- * that a strict parser accepts.
+ * a killed process shows up in --recent and live, as text (innermost
+ * activity first) and as JSON that a strict parser accepts (outermost
+ * first, as dump --json).
  */
 #include <limits.h>
 #include "vm_util.h"
@@ -403,8 +404,17 @@ TEST_F_TIMEOUT(live, recent_text_and_json, 60)
 	EXPECT_NE(NULL, strstr(line, "\"signal\":9,\"signal_name\":\"SIGKILL\""));
 	EXPECT_NE(NULL, strstr(line, "\"exit_code\":null"));
 	EXPECT_NE(NULL, strstr(line, "\"phase_name\":\"main-loop-started\""));
-	EXPECT_NE(NULL, strstr(line, "\"type_name\":\"lock-acquire\""));
 	EXPECT_NE(NULL, strstr(line, "\"name\":\"worker-0\""));
+	/* Outermost first, as in dump --json: the worker's task (level 1)
+	 * is listed before its lock (level 2). */
+	{
+		const char *task = strstr(line, "\"type_name\":\"task-run\"");
+		const char *lock = strstr(line, "\"type_name\":\"lock-acquire\"");
+
+		EXPECT_NE(NULL, task);
+		EXPECT_NE(NULL, lock);
+		EXPECT_LT(task, lock);
+	}
 	EXPECT_NE(NULL, strstr(line, "\"modules\":[{\"path\":"));
 	free(line);
 	free(out);

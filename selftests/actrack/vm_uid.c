@@ -250,4 +250,51 @@ TEST_F_TIMEOUT(uid, privileged_reader_is_read_only, 60)
 	vm_map_close(&map);
 }
 
+/*
+ * Counters are per trust domain too: an unprivileged uid sees its own
+ * arena's, root (CAP_SYS_ADMIN) the module-wide sums.
+ */
+TEST_F_TIMEOUT(uid, stats_are_per_uid, 60)
+{
+	struct actrack_kstats root = { 0 };
+	int status;
+	pid_t pid;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, actrack_monitor_open(0, &self->m));
+	ASSERT_EQ(0, actrack_monitor_stats(self->m, &root));
+	/* Earlier tests ran as uid 0 and died: there is history. */
+	ASSERT_LT(0, root.cleanups);
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct actrack_monitor *m;
+		struct actrack_kstats st;
+		const uid_t fresh = OTHER_UID + 7;	/* no arena yet */
+
+		if (setgid(fresh) || setuid(fresh))
+			_exit(10);
+		if (actrack_monitor_open(0, &m) || actrack_monitor_stats(m, &st))
+			_exit(11);
+		/* Nothing of uid 0's: no arena, no cleanups, no reports. */
+		if (st.arenas || st.attached || st.cleanups ||
+		    st.records_freed || st.reports_sent || st.arena_size)
+			_exit(12);
+		if (actrack_init(NULL) || actrack_push_task(1) != 1)
+			_exit(13);
+		if (actrack_monitor_stats(m, &st))
+			_exit(14);
+		/* Its own arena now, with itself attached. */
+		if (st.arenas != 1 || st.attached != 1 || st.cleanups ||
+		    st.arena_size == 0 || st.bytes_used == 0)
+			_exit(15);
+		actrack_monitor_close(m);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST_HARNESS_MAIN

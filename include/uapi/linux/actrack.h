@@ -439,6 +439,11 @@ enum actrack_genl_thread_attr {
 };
 #define ACTRACK_T_MAX (__ACTRACK_T_MAX - 1)
 
+/*
+ * GET_STATS: counters of the caller's own arena (its uid), or module-wide
+ * sums for callers with CAP_SYS_PTRACE/CAP_SYS_ADMIN in the initial user
+ * namespace; ARENA_SIZE/BYTES_* only when the caller's arena exists.
+ */
 enum actrack_genl_stats_attr {
 	ACTRACK_S_UNSPEC,
 	ACTRACK_S_PAD,
