@@ -78,6 +78,9 @@ char *cli_activity_object(char *buf, size_t len,
 /* name = value, typed: "str", 0a0b (hex), true, 'c', -5, 7,
  * ref 0xADDR (N bytes). */
 void cli_print_value(FILE *f, const struct actrack_value *v);
+/* @nr values, one a line, each after @indent (dump, monitor). */
+void cli_print_values(FILE *f, const char *indent,
+		      const struct actrack_value *v, uint32_t nr);
 /* "SIGSEGV" or "signal 77". */
 const char *cli_signal_name(int sig, char *buf, size_t len);
 

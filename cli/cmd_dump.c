@@ -94,16 +94,6 @@ static void print_symbol(const struct dump_ctx *d, uint64_t pc)
 		printf(" in %s", buf);
 }
 
-static void print_values(const char *indent, const struct actrack_value *v,
-			 uint32_t nr)
-{
-	for (uint32_t i = 0; i < nr; i++) {
-		fputs(indent, stdout);
-		cli_print_value(stdout, &v[i]);
-		fputc('\n', stdout);
-	}
-}
-
 static void print_module(const struct actrack_snap_module *m)
 {
 	printf("    0x%016llx size 0x%llx build-id ",
@@ -129,7 +119,7 @@ static void print_activity(const struct dump_ctx *d, uint32_t index,
 	       (unsigned long long)sa->a.origin);
 	print_symbol(d, sa->a.origin);
 	fputc('\n', stdout);
-	print_values("         ", sa->values, sa->nr_values);
+	cli_print_values(stdout, "         ", sa->values, sa->nr_values);
 }
 
 static void print_thread(const struct dump_ctx *d,
@@ -182,7 +172,7 @@ static void print_process(struct dump_ctx *d,
 	}
 	if (p->nr_values) {
 		puts("  annotations:");
-		print_values("    ", p->values, p->nr_values);
+		cli_print_values(stdout, "    ", p->values, p->nr_values);
 	}
 	if (p->nr_modules) {
 		puts("  modules:");
@@ -286,7 +276,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (!have_pid && s->nr_global_values) {
 		puts("global data:");
-		print_values("  ", s->global_values, s->nr_global_values);
+		cli_print_values(stdout, "  ", s->global_values,
+				 s->nr_global_values);
 	}
 	printf("%u process%s, %u thread%s", s->nr_processes,
 	       s->nr_processes == 1 ? "" : "es", nr_threads,

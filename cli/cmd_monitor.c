@@ -40,9 +40,10 @@ static const char monitor_usage[] =
 "DESCRIPTION\n"
 "    actrack.ko sees every exit of a process attached to /dev/actrack and\n"
 "    reports how it died (exit code, or signal and core dump), the phase it\n"
-"    had reached (actrack_set_phase()), its command line and, for each of\n"
-"    its threads, the stack of activities it was in (task, lock, event,\n"
-"    join, process wait, I/O).  The process's records in the arena are\n"
+"    had reached (actrack_set_phase()), its command line, its annotations\n"
+"    (actrack_process_data()) and, for each of its threads, the stack of\n"
+"    activities it was in (task, lock, event, join, process wait, I/O)\n"
+"    with each activity's user data.  The process's records in the arena are\n"
 "    freed when the report is made; the report is what is left.  monitor\n"
 "    subscribes to these reports over generic netlink and prints each one\n"
 "    as it arrives.\n"
@@ -71,9 +72,13 @@ static const char monitor_usage[] =
 "TEXT OUTPUT\n"
 "    pid 4242 (server --port 80) killed by SIGKILL after phase main-loop-started\n"
 "      uid 1000, start tick 51234, died 2024-11-29 15:30:01.123, report #7\n"
+"      annotations:\n"
+"        role = \"ledger\"\n"
 "      thread 4242 \"main\", depth 2:\n"
 "        [2] lock-acquire lock 0x55d0c0ffee00 for 1.2 s, in serve+0x3c (server.c:88)\n"
 "        [1] task-run task 17 for 1.2 s, in 0x55d0c0a00ff0\n"
+"             request = \"GET /\"\n"
+"             bytes = 512\n"
 "\n"
 "    Activities are listed innermost first; levels count from the\n"
 "    outermost activity (1); \"for\" is how long the activity had been\n"
@@ -84,6 +89,10 @@ static const char monitor_usage[] =
 "    (function+offset and file:line when debug info is on disk;\n"
 "    object+offset, ready for addr2line -e OBJECT, when not; the raw\n"
 "    address when no object holds it).\n"
+"    Annotations and user data are printed as actrack dump prints them:\n"
+"    strings quoted, raw bytes in hex, references as \"ref 0xADDR (N\n"
+"    bytes)\"; the kernel keeps at most 4 KiB of annotations and 1 KiB per\n"
+"    activity (32 KiB per report), cut after a whole field.\n"
 "    Strings from the dead process are printed with C escapes.\n"
 "\n"
 "JSON OUTPUT\n"
@@ -96,14 +105,15 @@ static const char monitor_usage[] =
 "     \"wait_status\": N, \"exit_code\": N | null, \"signal\": N | null,\n"
 "     \"signal_name\": \"SIGKILL\" | null, \"core_dumped\": BOOL,\n"
 "     \"phase\": N, \"phase_name\": S, \"flags\": N, \"arena_corrupt\": BOOL,\n"
-"     \"truncated\": BOOL, \"cmdline\": S,\n"
+"     \"truncated\": BOOL, \"cmdline\": S, \"values\": [VALUE, ...],\n"
 "     \"threads\": [{\"tid\": N, \"name\": S, \"depth\": N, \"torn\": BOOL,\n"
 "        \"fatal_signo\": N, \"fatal_code\": N, \"fatal_addr\": N,\n"
 "        \"fatal_pc\": N,\n"
 "        \"activities\": [{\"level\": N, \"type\": N, \"type_name\": S,\n"
 "           \"time_ns\": N, \"age_ns\": N | null, \"origin\": N,\n"
 "           \"object\": N, \"info\": N, \"user_data\": N,\n"
-"           \"module\": N | null, \"module_offset\": N | null}, ...]},\n"
+"           \"module\": N | null, \"module_offset\": N | null,\n"
+"           \"values\": [VALUE, ...]}, ...]},\n"
 "        ...],\n"
 "     \"modules\": [{\"path\": S, \"base\": N, \"vaddr\": N, \"size\": N,\n"
 "        \"build_id\": \"hex\"}, ...]}\n"
@@ -111,7 +121,10 @@ static const char monitor_usage[] =
 "    exit_code is set when the process exited, signal when it was killed;\n"
 "    activities are outermost first (level 1 first), as in dump --json;\n"
 "    module is an index into modules, module_offset the origin minus that\n"
-"    module's base (its address in the ELF file).  Strings are valid UTF-8\n"
+"    module's base (its address in the ELF file).  VALUE is a user data\n"
+"    field as in dump --json: {\"name\": S, \"type\": S, \"value\": ...,\n"
+"    \"size\": N (raw and string only)}; the top-level values are the\n"
+"    process's annotations.  Strings are valid UTF-8\n"
 "    whatever the process wrote: control characters are escaped, and each\n"
 "    byte of an invalid UTF-8 sequence is written as \\u00XX (the code\n"
 "    point of the same value), as in dump --json.\n"
@@ -287,7 +300,12 @@ static void print_text(const struct actrack_death *d, const char *source)
 	if (d->flags & ACTRACK_DEATH_ARENA_CORRUPT)
 		printf("  warning: the arena was corrupt; records may be missing\n");
 	if (d->flags & ACTRACK_DEATH_TRUNCATED)
-		printf("  warning: too many threads; the report is truncated\n");
+		printf("  warning: the report is truncated (too many threads, "
+		       "activities or user data)\n");
+	if (d->nr_values) {
+		printf("  annotations:\n");
+		cli_print_values(stdout, "    ", d->values, d->nr_values);
+	}
 	if (!d->nr_threads)
 		printf("  no thread records\n");
 
@@ -323,15 +341,19 @@ static void print_text(const struct actrack_death *d, const char *source)
 		for (j = nr; j-- > 0;) {
 			printf("    [%u] ", j + 1);
 			put_activity_text(d, &t->activities[j]);
+			cli_print_values(stdout, "         ", t->values[j],
+					 t->nr_values[j]);
 		}
 	}
 }
 
-/* One activity of a report, @level counting from the outermost (1). */
+/* Activity @k of thread @t (level k + 1, counting from the outermost). */
 static void json_death_activity(struct json *j, const struct actrack_death *d,
-				const struct actrack_activity *a,
-				uint32_t level)
+				const struct actrack_death_thread *t,
+				uint32_t k)
 {
+	const struct actrack_activity *a = &t->activities[k];
+	uint32_t level = k + 1;
 	int mod = a->origin ? find_module(d, a->origin) : -1;
 
 	json_object_begin(j);
@@ -357,6 +379,7 @@ static void json_death_activity(struct json *j, const struct actrack_death *d,
 		json_null(j);
 		json_kv_null(j, "module_offset");
 	}
+	json_values(j, "values", t->values[k], t->nr_values[k]);
 	json_object_end(j);
 }
 
@@ -401,6 +424,7 @@ static void print_json(const struct actrack_death *d, const char *source)
 		     d->flags & ACTRACK_DEATH_ARENA_CORRUPT);
 	json_kv_bool(&j, "truncated", d->flags & ACTRACK_DEATH_TRUNCATED);
 	json_kv_string(&j, "cmdline", d->cmdline, sizeof(d->cmdline));
+	json_values(&j, "values", d->values, d->nr_values);
 	json_key(&j, "threads");
 	json_array_begin(&j);
 	for (i = 0; i < d->nr_threads; i++) {
@@ -419,7 +443,7 @@ static void print_json(const struct actrack_death *d, const char *source)
 		json_array_begin(&j);
 		/* Outermost first, as in dump --json. */
 		for (k = 0; !t->torn && k < t->nr_activities; k++)
-			json_death_activity(&j, d, &t->activities[k], k + 1);
+			json_death_activity(&j, d, t, k);
 		json_array_end(&j);
 		json_object_end(&j);
 	}

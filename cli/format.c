@@ -363,6 +363,16 @@ void cli_print_value(FILE *f, const struct actrack_value *v)
 	}
 }
 
+void cli_print_values(FILE *f, const char *indent,
+		      const struct actrack_value *v, uint32_t nr)
+{
+	for (uint32_t i = 0; v && i < nr; i++) {
+		fputs(indent, f);
+		cli_print_value(f, &v[i]);
+		fputc('\n', f);
+	}
+}
+
 const char *cli_signal_name(int sig, char *buf, size_t len)
 {
 	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;

@@ -335,8 +335,8 @@ void json_value(struct json *j, const struct actrack_value *v)
 	json_object_end(j);
 }
 
-static void json_values(struct json *j, const char *key,
-			const struct actrack_value *v, uint32_t nr)
+void json_values(struct json *j, const char *key,
+		 const struct actrack_value *v, uint32_t nr)
 {
 	json_key(j, key);
 	json_array_begin(j);

@@ -69,6 +69,9 @@ void json_kv_null(struct json *j, const char *key);
 
 /* One typed user-data value: {"name", "type", "value"[, "size"]}. */
 void json_value(struct json *j, const struct actrack_value *v);
+/* "@key": [values...] (an empty array when there are none). */
+void json_values(struct json *j, const char *key,
+		 const struct actrack_value *v, uint32_t nr);
 
 struct symbolizer;
 /*

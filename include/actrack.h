@@ -415,6 +415,10 @@ struct actrack_death_thread {
 	uint64_t fatal_addr, fatal_pc;
 	uint32_t nr_activities;
 	struct actrack_activity activities[ACTRACK_THREAD_MAX_SLOTS];
+	/* User data of each stored activity, outermost first (index as in
+	 * activities[]); NULL/0 when it had none or it did not parse. */
+	uint32_t nr_values[ACTRACK_THREAD_MAX_SLOTS];
+	struct actrack_value *values[ACTRACK_THREAD_MAX_SLOTS];
 };
 
 struct actrack_death {
@@ -434,6 +438,8 @@ struct actrack_death {
 	struct actrack_death_thread *threads;
 	uint32_t nr_modules;		/* to symbolize the activities */
 	struct actrack_snap_module *modules;
+	uint32_t nr_values;		/* process annotations */
+	struct actrack_value *values;	/* (actrack_process_data()) */
 };
 
 struct actrack_monitor;

@@ -41,13 +41,18 @@
 #define ACTRACK_DEATHS_KEPT_LIMIT	4096U
 
 /* Bounds of one death report: threads walked into it, activities kept
- * over all its threads, ELF objects.  A full report stays under 96 KiB of
- * netlink (about 64 KiB of threads and 22 KiB of modules).
+ * over all its threads, ELF objects.  Without user data a full report
+ * stays under 96 KiB of netlink (about 64 KiB of threads and 22 KiB of
+ * modules).
  */
 #define ACTRACK_DEATH_MAX_THREADS	256U
 #define ACTRACK_DEATH_MAX_ACTS		512U
 /* ELF objects of the process, for symbolizing (22 KiB at most). */
 #define ACTRACK_DEATH_MAX_MODULES	64U
+/* User data of all activities of one report together (each one at most
+ * ACTRACK_DEATH_ACT_DATA_MAX), plus the process's annotations (at most
+ * ACTRACK_DEATH_PROCESS_DATA_MAX): a full report stays under 136 KiB. */
+#define ACTRACK_DEATH_MAX_DATA		(32U * 1024)
 /* Bytes of death reports one arena keeps for GET_DEATHS. */
 #define ACTRACK_RING_MAX_BYTES		SZ_1M
 
@@ -112,6 +117,12 @@ struct actrack_death_thread {
 	char name[32];			/* NUL-terminated */
 };
 
+/* Where one activity's user data is in actrack_death.data (len 0: none). */
+struct actrack_death_data {
+	u32 off;
+	u32 len;
+};
+
 /* One death report, in kernel memory: built once, rendered per reader. */
 struct actrack_death {
 	size_t bytes;			/* allocation size (ring budget) */
@@ -129,10 +140,15 @@ struct actrack_death {
 	u32 nr_threads;
 	u32 nr_acts;
 	u32 nr_modules;
+	u32 proc_data_len;		/* bytes at @proc_data */
+	u32 data_len;			/* bytes at @data */
 	/* inside this allocation: */
 	struct actrack_death_thread *threads;
 	struct actrack_activity *acts;
+	struct actrack_death_data *act_data;	/* parallel to @acts */
 	struct actrack_module *modules;
+	u8 *proc_data;			/* arena bytes, unparsed */
+	u8 *data;			/* arena bytes, unparsed */
 };
 
 /* An attached thread group (exit_hook.c). */

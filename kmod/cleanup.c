@@ -37,27 +37,44 @@ static struct actrack_death_thread *actrack_threads_tmp;
 static struct actrack_activity *actrack_acts_tmp;
 static struct actrack_module *actrack_modules_tmp;
 static u32 actrack_module_refs[ACTRACK_DEATH_MAX_MODULES];
+/* User data: one block's copy, then the bytes kept for the report. */
+static struct actrack_user_data *actrack_ud_copy;
+static u8 *actrack_proc_data_tmp;	/* ACTRACK_DEATH_PROCESS_DATA_MAX */
+static u8 *actrack_data_tmp;		/* ACTRACK_DEATH_MAX_DATA */
+static struct actrack_death_data *actrack_act_data_tmp;
 
 static struct actrack_death *actrack_death_alloc(u32 nr_threads,
-						 u32 nr_acts, u32 nr_modules)
+						 u32 nr_acts, u32 nr_modules,
+						 u32 proc_data_len,
+						 u32 data_len)
 {
 	struct actrack_death *d;
-	size_t threads_off, acts_off, modules_off, bytes;
+	size_t threads_off, acts_off, act_data_off, modules_off;
+	size_t proc_data_off, data_off, bytes;
 
 	threads_off = ALIGN(sizeof(*d), 8);
 	acts_off = ALIGN(threads_off + nr_threads * sizeof(*d->threads), 8);
-	modules_off = ALIGN(acts_off + nr_acts * sizeof(*d->acts), 8);
-	bytes = modules_off + nr_modules * sizeof(*d->modules);
+	act_data_off = ALIGN(acts_off + nr_acts * sizeof(*d->acts), 8);
+	modules_off = ALIGN(act_data_off + nr_acts * sizeof(*d->act_data), 8);
+	proc_data_off = ALIGN(modules_off + nr_modules * sizeof(*d->modules),
+			      8);
+	data_off = ALIGN(proc_data_off + proc_data_len, 8);
+	bytes = data_off + data_len;
 	d = kvzalloc(bytes, GFP_KERNEL);
 	if (!d)
 		return NULL;
 	d->bytes = bytes;
 	d->threads = (void *)d + threads_off;
 	d->acts = (void *)d + acts_off;
+	d->act_data = (void *)d + act_data_off;
 	d->modules = (void *)d + modules_off;
+	d->proc_data = (void *)d + proc_data_off;
+	d->data = (void *)d + data_off;
 	d->nr_threads = nr_threads;
 	d->nr_acts = nr_acts;
 	d->nr_modules = nr_modules;
+	d->proc_data_len = proc_data_len;
+	d->data_len = data_len;
 	return d;
 }
 
@@ -68,6 +85,8 @@ struct actrack_collect {
 	u32 nr_threads;
 	u32 nr_acts;
 	u32 nr_modules;
+	u32 proc_data_len;	/* in actrack_proc_data_tmp */
+	u32 data_len;		/* in actrack_data_tmp */
 	u32 flags;
 	u32 phase;
 	bool has_phase;
@@ -94,6 +113,50 @@ static bool actrack_same_owner(const struct actrack_owner *o,
 	return o->pid == p->pid && o->start_ticks == p->start_ticks;
 }
 
+/*
+ * The field records of user data block @ref, if the dead process owns it
+ * (and thread @tid, for an activity's data; process annotations are not
+ * checked for a tid): at most @max bytes into @out.  The records are not
+ * parsed here (userspace validates them); when they must be cut, the cut
+ * is after the last whole record, walking only their sizes, so that the
+ * prefix still parses.  A cut sets TRUNCATED.  Return: bytes stored.
+ */
+static u32 actrack_collect_data(struct actrack_collect *c, u32 ref, u32 tid,
+				bool check_tid, u32 max, u8 *out)
+{
+	struct actrack_user_data *ud = actrack_ud_copy;
+	const u8 *fields = (const u8 *)(ud + 1);
+	u32 avail, used, off, rs;
+	int n;
+
+	if (!ref || !max)
+		return 0;
+	max = min(max, ACTRACK_DEATH_PROCESS_DATA_MAX);	/* the scratch */
+	n = actrack_arena_copy_owned(&c->a, ref, ACTRACK_TYPE_USER_DATA, ud,
+				     sizeof(*ud) + max);
+	if (n < (int)sizeof(*ud) || !ud->owner.data_id ||
+	    !actrack_same_owner(&ud->owner, c->p) ||
+	    (check_tid && ud->owner.tid != tid))
+		return 0;
+	/* The copy is at most the block's payload: never beyond it. */
+	avail = min_t(u32, n - sizeof(*ud), max);
+	used = ud->used;
+	if (used > avail) {
+		/* Each record is at least a header, so this is bounded. */
+		for (off = 0; off + sizeof(struct actrack_field) <= avail;
+		     off += rs) {
+			rs = ((const struct actrack_field *)(fields + off))->
+				record_size;
+			if (!rs || rs % ACTRACK_FIELD_ALIGN || rs > avail - off)
+				break;
+		}
+		used = off;
+		c->flags |= ACTRACK_DEATH_TRUNCATED;
+	}
+	memcpy(out, fields, used);
+	return used;
+}
+
 static void actrack_collect_process(struct actrack_collect *c, u32 ref)
 {
 	struct actrack_process *rec = actrack_proc_copy;
@@ -109,6 +172,36 @@ static void actrack_collect_process(struct actrack_collect *c, u32 ref)
 	c->phase = rec->phase <= ACTRACK_PHASE_MAX ? rec->phase :
 		   ACTRACK_PHASE_UNKNOWN;
 	c->has_phase = true;
+	if (n >= (int)offsetofend(struct actrack_process, user_data))
+		c->proc_data_len = actrack_collect_data(c, rec->user_data, 0,
+					false, ACTRACK_DEATH_PROCESS_DATA_MAX,
+					actrack_proc_data_tmp);
+}
+
+/* The user data of the activities just copied for thread @tid. */
+static void actrack_collect_act_data(struct actrack_collect *c, u32 first,
+				     u32 n, u32 tid)
+{
+	struct actrack_death_data *dd;
+	u32 i, room;
+
+	for (i = first; i < first + n; i++) {
+		dd = &actrack_act_data_tmp[i];
+		dd->off = c->data_len;
+		dd->len = 0;
+		if (!actrack_acts_tmp[i].user_data)
+			continue;
+		room = ACTRACK_DEATH_MAX_DATA - c->data_len;
+		if (room < sizeof(struct actrack_field)) {
+			c->flags |= ACTRACK_DEATH_TRUNCATED;
+			continue;
+		}
+		room = min(room, ACTRACK_DEATH_ACT_DATA_MAX);
+		dd->len = actrack_collect_data(c, actrack_acts_tmp[i].user_data,
+					       tid, true, room,
+					       actrack_data_tmp + c->data_len);
+		c->data_len += dd->len;
+	}
 }
 
 static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
@@ -169,6 +262,7 @@ static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
 	t->nr_acts = n;
 	memcpy(&actrack_acts_tmp[c->nr_acts], copy->slots,
 	       n * sizeof(*copy->slots));
+	actrack_collect_act_data(c, c->nr_acts, n, t->tid);
 	c->nr_acts += n;
 	c->nr_threads++;
 }
@@ -244,12 +338,17 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 		atomic64_inc(&p->arena->stats.corruption);
 	}
 
-	d = actrack_death_alloc(c.nr_threads, c.nr_acts, c.nr_modules);
+	d = actrack_death_alloc(c.nr_threads, c.nr_acts, c.nr_modules,
+				c.proc_data_len, c.data_len);
 	if (!d)
 		return NULL;
 	memcpy(d->threads, actrack_threads_tmp,
 	       c.nr_threads * sizeof(*d->threads));
 	memcpy(d->acts, actrack_acts_tmp, c.nr_acts * sizeof(*d->acts));
+	memcpy(d->act_data, actrack_act_data_tmp,
+	       c.nr_acts * sizeof(*d->act_data));
+	memcpy(d->proc_data, actrack_proc_data_tmp, c.proc_data_len);
+	memcpy(d->data, actrack_data_tmp, c.data_len);
 	memcpy(d->modules, actrack_modules_tmp,
 	       c.nr_modules * sizeof(*d->modules));
 	d->uid = p->arena->uid;
@@ -388,14 +487,28 @@ int actrack_cleanup_init(void)
 	actrack_modules_tmp = kvmalloc_array(ACTRACK_DEATH_MAX_MODULES,
 					     sizeof(*actrack_modules_tmp),
 					     GFP_KERNEL);
+	actrack_ud_copy = kmalloc(sizeof(*actrack_ud_copy) +
+				  ACTRACK_DEATH_PROCESS_DATA_MAX, GFP_KERNEL);
+	actrack_proc_data_tmp = kmalloc(ACTRACK_DEATH_PROCESS_DATA_MAX,
+					GFP_KERNEL);
+	actrack_data_tmp = kvmalloc(ACTRACK_DEATH_MAX_DATA, GFP_KERNEL);
+	actrack_act_data_tmp = kvmalloc_array(ACTRACK_DEATH_MAX_ACTS,
+					      sizeof(*actrack_act_data_tmp),
+					      GFP_KERNEL);
 	if (!actrack_copy || !actrack_proc_copy || !actrack_threads_tmp ||
-	    !actrack_acts_tmp || !actrack_modules_tmp)
+	    !actrack_acts_tmp || !actrack_modules_tmp || !actrack_ud_copy ||
+	    !actrack_proc_data_tmp || !actrack_data_tmp ||
+	    !actrack_act_data_tmp)
 		goto err;
 	actrack_wq = alloc_ordered_workqueue("actrack", 0);
 	if (!actrack_wq)
 		goto err;
 	return 0;
 err:
+	kvfree(actrack_act_data_tmp);
+	kvfree(actrack_data_tmp);
+	kfree(actrack_proc_data_tmp);
+	kfree(actrack_ud_copy);
 	kvfree(actrack_modules_tmp);
 	kvfree(actrack_acts_tmp);
 	kvfree(actrack_threads_tmp);
@@ -408,6 +521,10 @@ err:
 void actrack_cleanup_exit(void)
 {
 	destroy_workqueue(actrack_wq);
+	kvfree(actrack_act_data_tmp);
+	kvfree(actrack_data_tmp);
+	kfree(actrack_proc_data_tmp);
+	kfree(actrack_ud_copy);
 	kvfree(actrack_modules_tmp);
 	kvfree(actrack_acts_tmp);
 	kvfree(actrack_threads_tmp);

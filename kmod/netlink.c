@@ -55,6 +55,9 @@ static const struct nla_policy actrack_thread_policy[ACTRACK_T_MAX + 1] = {
 	[ACTRACK_T_FATAL_PC]	= { .type = NLA_U64 },
 	[ACTRACK_T_ACTIVITY]	= NLA_POLICY_EXACT_LEN(sizeof(struct actrack_activity)),
 	[ACTRACK_T_TORN]	= { .type = NLA_FLAG },
+	[ACTRACK_T_USER_DATA]	= { .type = NLA_BINARY,
+				    .len = sizeof(u32) +
+					   ACTRACK_DEATH_ACT_DATA_MAX },
 };
 
 static const struct nla_policy actrack_stats_policy[ACTRACK_S_MAX + 1] = {
@@ -87,6 +90,8 @@ static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_STATS]	= NLA_POLICY_NESTED(actrack_stats_policy),
 	[ACTRACK_A_ALL_UIDS]	= { .type = NLA_FLAG },
 	[ACTRACK_A_MODULE]	= NLA_POLICY_EXACT_LEN(sizeof(struct actrack_module)),
+	[ACTRACK_A_PROCESS_DATA] = { .type = NLA_BINARY,
+				     .len = ACTRACK_DEATH_PROCESS_DATA_MAX },
 };
 
 /* Requests: SUBSCRIBE and GET_DEATHS take ALL_UIDS, nothing else does.
@@ -140,9 +145,25 @@ static size_t actrack_thread_msg_size(void)
 	       nla_total_size(0);		/* torn */
 }
 
+/* The user data attributes of a report (bounded by ACTRACK_DEATH_MAX_*). */
+static size_t actrack_data_msg_size(const struct actrack_death *d)
+{
+	size_t size = 0;
+	u32 i;
+
+	if (d->proc_data_len)
+		size += nla_total_size(d->proc_data_len);
+	for (i = 0; i < d->nr_acts; i++)
+		if (d->act_data[i].len)
+			size += nla_total_size(sizeof(u32) +
+					       d->act_data[i].len);
+	return size;
+}
+
 static size_t actrack_death_msg_size(const struct actrack_death *d)
 {
-	return nla_total_size(4) * 6 +		/* pid uid status code/sig
+	return actrack_data_msg_size(d) +
+	       nla_total_size(4) * 6 +		/* pid uid status code/sig
 						 * phase flags
 						 */
 	       nla_total_size(0) +		/* core dumped */
@@ -153,9 +174,28 @@ static size_t actrack_death_msg_size(const struct actrack_death *d)
 	       d->nr_modules * nla_total_size(sizeof(struct actrack_module));
 }
 
-/* One ACTRACK_A_THREAD with its first @max_acts activities. */
+/* One activity's user data: its index in the thread, then its records. */
+static int actrack_put_act_data(struct sk_buff *skb,
+				const struct actrack_death *d, u32 act, u32 idx)
+{
+	const struct actrack_death_data *dd = &d->act_data[act];
+	struct nlattr *attr;
+
+	attr = nla_reserve(skb, ACTRACK_T_USER_DATA, sizeof(u32) + dd->len);
+	if (!attr)
+		return -EMSGSIZE;
+	memcpy(nla_data(attr), &idx, sizeof(idx));
+	memcpy(nla_data(attr) + sizeof(idx), d->data + dd->off, dd->len);
+	return 0;
+}
+
+/*
+ * One ACTRACK_A_THREAD with its first @max_acts activities, and their user
+ * data if @with_data.
+ */
 static int actrack_put_thread(struct sk_buff *skb, const struct actrack_death *d,
-			      const struct actrack_death_thread *t, u32 max_acts)
+			      const struct actrack_death_thread *t,
+			      u32 max_acts, bool with_data)
 {
 	u32 i, n = min(t->nr_acts, max_acts);
 	struct nlattr *nest;
@@ -185,6 +225,10 @@ static int actrack_put_thread(struct sk_buff *skb, const struct actrack_death *d
 		if (nla_put(skb, ACTRACK_T_ACTIVITY,
 			    sizeof(struct actrack_activity),
 			    &d->acts[t->first_act + i]))
+			goto cancel;
+	for (i = 0; with_data && i < n; i++)
+		if (d->act_data[t->first_act + i].len &&
+		    actrack_put_act_data(skb, d, t->first_act + i, i))
 			goto cancel;
 end:
 	nla_nest_end(skb, nest);
@@ -240,23 +284,34 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
 	flags_attr = nla_reserve(skb, ACTRACK_A_FLAGS, sizeof(u32));
 	if (!flags_attr)
 		goto cancel;
+	/* Before the threads: what the process said about itself.  In a
+	 * small skb it may not fit (up to 4 KiB): then it is left out. */
+	if (d->proc_data_len &&
+	    nla_put(skb, ACTRACK_A_PROCESS_DATA, d->proc_data_len,
+		    d->proc_data)) {
+		if (!may_truncate)
+			goto cancel;
+		flags |= ACTRACK_DEATH_TRUNCATED;
+	}
 	for (i = 0; i < d->nr_threads; i++) {
 		const struct actrack_death_thread *t = &d->threads[i];
 		size_t room, head = actrack_thread_msg_size();
 
-		if (!actrack_put_thread(skb, d, t, t->nr_acts))
+		if (!actrack_put_thread(skb, d, t, t->nr_acts, true))
 			continue;
 		if (!may_truncate)
 			goto cancel;
 		flags |= ACTRACK_DEATH_TRUNCATED;
 		/*
 		 * Keep what fits of this thread: its outermost activities
-		 * (a prefix, so their depth stays their index).
+		 * (a prefix, so their depth stays their index), without
+		 * their user data.
 		 */
 		room = skb_tailroom(skb);
 		if (room > head)
 			actrack_put_thread(skb, d, t, (room - head) /
-				nla_total_size(sizeof(struct actrack_activity)));
+				nla_total_size(sizeof(struct actrack_activity)),
+				false);
 		goto done;
 	}
 	/* After the threads: if something must be cut, it is these. */

@@ -10,7 +10,9 @@
  * checked copy, never from the live bytes, and bad data is flagged in the
  * report instead of being believed.  Like the kernel's, the report carries
  * the process's module records, so that its pcs can be symbolized after
- * the records are freed.
+ * the records are freed, and the user data of the process and of its
+ * stored activities (each block checked to be the dead process's, and
+ * the thread's for an activity's).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +32,55 @@ static void death_status(struct actrack_death *d, int ws)
 	}
 }
 
-/* Phase and command line from the process record, if it is still there. */
+/*
+ * The fields of user data block @ref if the dead process owns it (and
+ * thread @tid, if @check_tid), from a seq-checked copy; nothing when it is
+ * gone, torn, someone else's or does not parse (flagged corrupt).
+ */
+static void death_values(struct actrack_arena *a, uint32_t ref,
+			 struct actrack_death *d, uint32_t tid, bool check_tid,
+			 struct actrack_value **out, uint32_t *nr)
+{
+	struct actrack_user_data *ud;
+	uint32_t size, used;
+	int r;
+
+	*out = NULL;
+	*nr = 0;
+	if (!ref || !actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA,
+				       sizeof(*ud)))
+		return;
+	size = actrack_arena_payload_size(a, ref);
+	ud = malloc(size);
+	if (!ud)
+		return;
+	r = actrack_arena_copy_owned(a, ref, ACTRACK_TYPE_USER_DATA, ud, size);
+	if (r < (int)sizeof(*ud) || !ud->owner.data_id ||
+	    ud->owner.pid != d->pid ||
+	    ud->owner.start_ticks != d->start_ticks ||
+	    (check_tid && ud->owner.tid != tid))
+		goto out;
+	used = (uint32_t)r - sizeof(*ud);
+	if (ud->used < used)
+		used = ud->used;
+	if (__actrack_parse_fields((const uint8_t *)(ud + 1), used, out,
+				   nr) == -EUCLEAN)
+		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
+out:
+	free(ud);
+}
+
+static void death_thread_free_values(struct actrack_death_thread *t)
+{
+	for (uint32_t k = 0; k < ACTRACK_THREAD_MAX_SLOTS; k++) {
+		__actrack_free_values(t->values[k], t->nr_values[k]);
+		t->values[k] = NULL;
+		t->nr_values[k] = 0;
+	}
+}
+
+/* Phase, command line and annotations from the process record, if it is
+ * still there. */
 static void death_process(struct actrack_arena *a, struct actrack_death *d)
 {
 	struct actrack_process p;
@@ -52,6 +102,7 @@ static void death_process(struct actrack_arena *a, struct actrack_death *d)
 	d->phase = p.phase;
 	d->cmdline_size = __actrack_join_cmdline(d->cmdline, p.cmdline,
 						 p.cmdline_size);
+	death_values(a, p.user_data, d, 0, false, &d->values, &d->nr_values);
 }
 
 /* A thread whose copy was torn on every try: identity only, no stack. */
@@ -83,14 +134,16 @@ static int death_torn(struct actrack_arena *a, uint32_t ref,
 	return 0;
 }
 
+/* Takes over @t's values (freed if @t is not added). */
 static int death_add_thread(struct actrack_death *d, uint32_t *cap,
-			    const struct actrack_death_thread *t)
+			    struct actrack_death_thread *t)
 {
 	struct actrack_death_thread *n;
 	uint32_t ncap;
 
 	if (d->nr_threads >= ACTRACK_DEATH_MAX_THREADS) {
 		d->flags |= ACTRACK_DEATH_TRUNCATED;
+		death_thread_free_values(t);
 		return 0;
 	}
 	if (d->nr_threads == *cap) {
@@ -98,8 +151,10 @@ static int death_add_thread(struct actrack_death *d, uint32_t *cap,
 		if (ncap > ACTRACK_DEATH_MAX_THREADS)
 			ncap = ACTRACK_DEATH_MAX_THREADS;
 		n = realloc(d->threads, ncap * sizeof(*n));
-		if (!n)
+		if (!n) {
+			death_thread_free_values(t);
 			return -ENOMEM;
+		}
 		d->threads = n;
 		*cap = ncap;
 	}
@@ -208,6 +263,10 @@ static int death_walk(struct actrack_arena *a, struct actrack_death *d)
 			memcpy(t.activities, tc->slots,
 			       nr * sizeof(t.activities[0]));
 			t.nr_activities = nr;
+			for (uint32_t k = 0; k < nr; k++)
+				death_values(a, t.activities[k].user_data, d,
+					     t.tid, true, &t.values[k],
+					     &t.nr_values[k]);
 		}
 		ret = death_add_thread(d, &cap, &t);
 		if (ret)
@@ -221,6 +280,11 @@ void __actrack_free_death(struct actrack_death *d)
 {
 	if (!d)
 		return;
+	for (uint32_t i = 0; d->threads && i < d->nr_threads; i++)
+		death_thread_free_values(&d->threads[i]);
+	__actrack_free_values(d->values, d->nr_values);
+	d->values = NULL;
+	d->nr_values = 0;
 	free(d->threads);
 	free(d->modules);
 	d->threads = NULL;

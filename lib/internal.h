@@ -66,6 +66,17 @@ __actrack_hidden int __actrack_read_values(struct actrack_arena *a,
 					   uint32_t *nr);
 __actrack_hidden void __actrack_free_values(struct actrack_value *v,
 					    uint32_t nr);
+/*
+ * Parse @used bytes of field records (a USER_DATA block's field area, or a
+ * copy of one from a death report) into a malloc'ed array.  Every record is
+ * validated (sizes in bounds, 8-aligned, name and value sizes, type); a
+ * record whose type is 0 ends the list (not yet published).  @buf needs
+ * 2-byte alignment.  Return: 0 (*@out NULL when no fields), -EUCLEAN (bad
+ * record: nothing is returned), -ENOMEM.
+ */
+__actrack_hidden int __actrack_parse_fields(const uint8_t *buf, uint32_t used,
+					    struct actrack_value **out,
+					    uint32_t *nr);
 
 /*
  * Record copies shared by the snapshot, death reports and the monitor

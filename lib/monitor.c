@@ -99,6 +99,48 @@ static int mon_check(const struct nlattr *attr, enum mnl_attr_data_type type,
 	return ret < 0 ? -EBADMSG : 0;
 }
 
+/*
+ * Field records from a report (ACTRACK_A_PROCESS_DATA, ACTRACK_T_USER_DATA):
+ * arena bytes that the kernel passed on unparsed.  A blob that is too big
+ * or does not parse is skipped (no values), not the whole report.  It is
+ * copied first: the attribute payload is only 4-byte aligned.
+ */
+static void mon_fields(const uint8_t *p, size_t len, size_t max,
+		       struct actrack_value **out, uint32_t *nr)
+{
+	uint64_t buf[ACTRACK_DEATH_PROCESS_DATA_MAX / sizeof(uint64_t)];
+
+	*out = NULL;
+	*nr = 0;
+	if (!len || len > max || len > sizeof(buf))
+		return;
+	memcpy(buf, p, len);
+	if (__actrack_parse_fields((const uint8_t *)buf, (uint32_t)len, out,
+				   nr)) {
+		*out = NULL;
+		*nr = 0;
+	}
+}
+
+/* ACTRACK_T_USER_DATA: __u32 activity index, then its field records. */
+static void mon_act_data(const struct nlattr *attr,
+			 struct actrack_death_thread *t)
+{
+	const uint8_t *p = mnl_attr_get_payload(attr);
+	size_t len = mnl_attr_get_payload_len(attr);
+	uint32_t idx;
+
+	if (len < sizeof(idx))
+		return;
+	memcpy(&idx, p, sizeof(idx));
+	/* Out of range or a second blob for the same activity: skipped. */
+	if (idx >= ACTRACK_THREAD_MAX_SLOTS || t->values[idx])
+		return;
+	mon_fields(p + sizeof(idx), len - sizeof(idx),
+		   ACTRACK_DEATH_ACT_DATA_MAX, &t->values[idx],
+		   &t->nr_values[idx]);
+}
+
 struct thread_ctx {
 	struct actrack_death_thread *t;
 	uint32_t seen;			/* bitmap of T_* attributes met */
@@ -117,8 +159,8 @@ static int mon_thread_attr(const struct nlattr *attr, void *data)
 	if (type > ACTRACK_T_MAX || type == ACTRACK_T_UNSPEC ||
 	    type == ACTRACK_T_PAD)
 		return 0;
-	/* Every attribute but ACTIVITY appears at most once. */
-	if (type != ACTRACK_T_ACTIVITY) {
+	/* Every attribute but ACTIVITY and USER_DATA appears at most once. */
+	if (type != ACTRACK_T_ACTIVITY && type != ACTRACK_T_USER_DATA) {
 		if (c->seen & (1U << type))
 			return -EBADMSG;
 		c->seen |= 1U << type;
@@ -183,6 +225,9 @@ static int mon_thread_attr(const struct nlattr *attr, void *data)
 		if (!ret)
 			t->torn = true;
 		return ret;
+	case ACTRACK_T_USER_DATA:
+		mon_act_data(attr, t);
+		return 0;
 	default:
 		return 0;
 	}
@@ -209,6 +254,7 @@ struct death_ctx {
 	uint32_t nr_modules;		/* likewise */
 	uint32_t max_modules;
 	bool has_status, has_exit_code, has_signal;
+	bool pass2;			/* PROCESS_DATA: done in pass 1 */
 	uint32_t exit_code, signal;
 };
 
@@ -299,6 +345,15 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 				mnl_attr_get_payload(attr),
 				mnl_attr_get_payload_len(attr));
 		return 0;
+	case ACTRACK_A_PROCESS_DATA:
+		ret = mon_check(attr, MNL_TYPE_BINARY, 0);
+		if (ret || c->pass2)
+			return ret;
+		mon_fields(mnl_attr_get_payload(attr),
+			   mnl_attr_get_payload_len(attr),
+			   ACTRACK_DEATH_PROCESS_DATA_MAX, &d->values,
+			   &d->nr_values);
+		return 0;
 	case ACTRACK_A_THREAD:
 		ret = mon_check(attr, MNL_TYPE_NESTED, 0);
 		if (ret)
@@ -317,6 +372,15 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 				       mon_thread_attr, &tc);
 			if (ret)
 				return ret;
+			/* Values only for activities the report holds. */
+			for (uint32_t k = tc.t->torn ? 0 :
+					  tc.t->nr_activities;
+			     k < ACTRACK_THREAD_MAX_SLOTS; k++) {
+				__actrack_free_values(tc.t->values[k],
+						      tc.t->nr_values[k]);
+				tc.t->values[k] = NULL;
+				tc.t->nr_values[k] = 0;
+			}
 		}
 		c->nr_threads++;
 		return 0;
@@ -430,8 +494,11 @@ int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
 			memset(d, 0, sizeof(*d));
 			return -ENOMEM;
 		}
+		/* Now, so that a failure below frees the threads' values. */
+		d->nr_threads = nr;
 		memset(&c, 0, sizeof(c));
 		c.d = d;
+		c.pass2 = true;
 		c.max_threads = nr;
 		c.max_modules = nr_mod;
 		ret = mon_walk(attrs, alen, mon_death_attr, &c);

@@ -455,8 +455,8 @@ ACTRACK_API struct actrack_user_data *actrack_global_data(void)
 
 /* ---- reading (snapshots) --------------------------------------------- */
 
-static int parse_fields(const uint8_t *buf, uint32_t used,
-			struct actrack_value **out, uint32_t *nr)
+int __actrack_parse_fields(const uint8_t *buf, uint32_t used,
+			   struct actrack_value **out, uint32_t *nr)
 {
 	struct actrack_value *v = NULL;
 	uint32_t n = 0;
@@ -562,7 +562,7 @@ int __actrack_read_values(struct actrack_arena *a, uint32_t ref,
 			ret = -ENOENT;
 			break;
 		}
-		ret = parse_fields(buf, used, out, nr);
+		ret = __actrack_parse_fields(buf, used, out, nr);
 		if (ret == -EUCLEAN)
 			actrack_arena_set_corrupt(a);
 		break;

@@ -42,12 +42,18 @@ static void *worker(void *arg)
 {
 	long i = (long)arg;
 	char name[32];
+	uint32_t tok;
 
 	snprintf(name, sizeof(name), "worker-%ld", i);
 	if (actrack_thread_init(name))
 		_exit(101);
 	actrack_push_task(100 + i);
-	actrack_push_lock_acquire(&locks[i]);
+	tok = actrack_push_lock_acquire(&locks[i]);
+	/* Worker 1's innermost activity carries user data. */
+	if (i == 1 &&
+	    (actrack_set_string(actrack_activity_data(tok), "op", "commit") ||
+	     actrack_set_uint(actrack_activity_data(tok), "n", 7)))
+		_exit(106);
 	if (i == 2)
 		actrack_push_io_wait(7, 4096);
 	if (write(ready_fd, "w", 1) != 1)
@@ -84,6 +90,9 @@ static pid_t spawn_victim(const char *path, uint32_t phase, int exit_code)
 			_exit(100);
 		if (actrack_set_phase(phase))
 			_exit(103);
+		if (actrack_set_string(actrack_process_data(), "role",
+				       "ledger"))
+			_exit(107);
 		if (exit_code >= 0)
 			exit(exit_code);
 		for (i = 0; i < NR_WORKERS; i++)
@@ -226,7 +235,25 @@ TEST_F(victim, killed_process)
 			EXPECT_EQ(7, t->activities[2].object);
 			EXPECT_EQ(4096, t->activities[2].info);
 		}
+		/* User data: exactly worker 1's innermost activity's. */
+		EXPECT_EQ(0, t->nr_values[0]);
+		if (i != 1) {
+			EXPECT_EQ(0, t->nr_values[1]);
+			continue;
+		}
+		ASSERT_EQ(2, t->nr_values[1]);
+		EXPECT_STREQ("op", t->values[1][0].name);
+		EXPECT_EQ(ACTRACK_VALUE_STRING, t->values[1][0].type);
+		EXPECT_STREQ("commit", (char *)t->values[1][0].bytes);
+		EXPECT_STREQ("n", t->values[1][1].name);
+		EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, t->values[1][1].type);
+		EXPECT_EQ(7, t->values[1][1].u);
 	}
+	/* The process's annotations. */
+	ASSERT_EQ(1, d.nr_values);
+	EXPECT_STREQ("role", d.values[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_STRING, d.values[0].type);
+	EXPECT_STREQ("ledger", (char *)d.values[0].bytes);
 	for (i = 0; i < (int)d.nr_threads; i++)
 		if (d.threads[i].tid == self->pid)
 			break;
@@ -245,6 +272,7 @@ TEST_F(victim, killed_process)
 	EXPECT_EQ(NULL, d.threads);
 	EXPECT_EQ(0, d.nr_threads);
 	EXPECT_EQ(NULL, d.modules);
+	EXPECT_EQ(NULL, d.values);
 }
 
 /* A reused pid: same pid, other start time -> none of these records. */

@@ -649,6 +649,168 @@ TEST(modules)
 	free(buf);
 }
 
+/* One field record (struct actrack_field + name + value) at @off of @buf;
+ * returns the offset after it. */
+static uint32_t put_field(uint8_t *buf, uint32_t off, uint8_t type,
+			  const char *name, const void *val, uint16_t vs)
+{
+	struct actrack_field f = { .type = type };
+	uint32_t voff = (sizeof(f) + strlen(name) + 7) & ~7U;
+
+	f.name_size = (uint8_t)strlen(name);
+	f.value_size = vs;
+	f.record_size = (uint16_t)((voff + vs + 7) & ~7U);
+	memcpy(buf + off, &f, sizeof(f));
+	memcpy(buf + off + sizeof(f), name, f.name_size);
+	memcpy(buf + off + voff, val, vs);
+	return off + f.record_size;
+}
+
+/* ACTRACK_T_USER_DATA: the activity index, then @len bytes of records. */
+static void put_act_data(struct nlmsghdr *nlh, uint32_t idx,
+			 const uint8_t *recs, uint32_t len)
+{
+	uint8_t *blob = calloc(1, sizeof(idx) + len);
+
+	memcpy(blob, &idx, sizeof(idx));
+	memcpy(blob + sizeof(idx), recs, len);
+	mnl_attr_put(nlh, ACTRACK_T_USER_DATA, sizeof(idx) + len, blob);
+	free(blob);
+}
+
+TEST(user_data)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = valid_msg(buf, 0);
+	uint8_t recs[2048], garbage[64], big[1500];
+	uint64_t n = 7;
+	uint32_t len, len1, rawlen, biglen = 0;
+	struct actrack_death d;
+	struct nlattr *nest;
+
+	memset(recs, 0, sizeof(recs));
+	len = put_field(recs, 0, ACTRACK_VALUE_STRING, "role", "ledger", 6);
+	mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA, len, recs);
+
+	nest = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+	mnl_attr_put_u32(nlh, ACTRACK_T_TID, 4242);
+	mnl_attr_put_u32(nlh, ACTRACK_T_DEPTH, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct actrack_activity a = act(ACTRACK_ACT_TASK_RUN, i + 1);
+
+		mnl_attr_put(nlh, ACTRACK_T_ACTIVITY, sizeof(a), &a);
+	}
+	/* Innermost (index 2): a string and an unsigned. */
+	len1 = put_field(recs, 0, ACTRACK_VALUE_STRING, "op", "commit", 6);
+	len1 = put_field(recs, len1, ACTRACK_VALUE_UNSIGNED, "n", &n, 8);
+	put_act_data(nlh, 2, recs, len1);
+	/* Outermost: raw bytes. */
+	rawlen = put_field(recs, 0, ACTRACK_VALUE_RAW, "blob", "\x01\x02", 2);
+	put_act_data(nlh, 0, recs, rawlen);
+	/* Skipped, each alone: garbage, a second blob for index 2, an
+	 * index out of range, an index past the stored activities, a blob
+	 * too short for its index, a record cut short, an oversized blob. */
+	memset(garbage, 0xff, sizeof(garbage));
+	put_act_data(nlh, 1, garbage, sizeof(garbage));
+	put_act_data(nlh, 2, recs, rawlen);
+	put_act_data(nlh, 999, recs, rawlen);
+	put_act_data(nlh, 5, recs, rawlen);
+	mnl_attr_put(nlh, ACTRACK_T_USER_DATA, 2, "\x01\x00");
+	len = put_field(recs, 0, ACTRACK_VALUE_STRING, "s", "0123456789", 10);
+	put_act_data(nlh, 1, recs, len - 8);
+	while (biglen + 40 < sizeof(big))
+		biglen = put_field(big, biglen, ACTRACK_VALUE_UNSIGNED, "x",
+				   &n, 8);
+	put_act_data(nlh, 1, big, biglen);
+	mnl_attr_nest_end(nlh, nest);
+
+	ASSERT_EQ(0, parse(nlh, &d));
+	ASSERT_EQ(1, d.nr_values);
+	EXPECT_STREQ("role", d.values[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_STRING, d.values[0].type);
+	EXPECT_STREQ("ledger", (char *)d.values[0].bytes);
+	ASSERT_EQ(1, d.nr_threads);
+	ASSERT_EQ(3, d.threads[0].nr_activities);
+	ASSERT_EQ(1, d.threads[0].nr_values[0]);
+	EXPECT_STREQ("blob", d.threads[0].values[0][0].name);
+	EXPECT_EQ(ACTRACK_VALUE_RAW, d.threads[0].values[0][0].type);
+	EXPECT_EQ(2, d.threads[0].values[0][0].size);
+	EXPECT_EQ(0, d.threads[0].nr_values[1]);
+	EXPECT_EQ(NULL, d.threads[0].values[1]);
+	ASSERT_EQ(2, d.threads[0].nr_values[2]);
+	EXPECT_STREQ("op", d.threads[0].values[2][0].name);
+	EXPECT_STREQ("commit", (char *)d.threads[0].values[2][0].bytes);
+	EXPECT_STREQ("n", d.threads[0].values[2][1].name);
+	EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, d.threads[0].values[2][1].type);
+	EXPECT_EQ(7, d.threads[0].values[2][1].u);
+	for (uint32_t k = 3; k < ACTRACK_THREAD_MAX_SLOTS; k++)
+		EXPECT_EQ(NULL, d.threads[0].values[k]);
+	__actrack_free_death(&d);
+	EXPECT_EQ(NULL, d.values);
+	EXPECT_EQ(0, d.nr_values);
+	free(buf);
+
+	/* Process data: oversized, garbage, cut short: skipped, the report
+	 * still parses. */
+	for (int t = 0; t < 3; t++) {
+		static uint8_t huge[ACTRACK_DEATH_PROCESS_DATA_MAX + 64];
+
+		buf = new_msg(ACTRACK_CMD_DEATH);
+		nlh = valid_msg(buf, 1);
+		if (t == 0) {
+			len = 0;
+			while (len + 40 < sizeof(huge))
+				len = put_field(huge, len,
+						ACTRACK_VALUE_UNSIGNED, "x",
+						&n, 8);
+			mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA, len, huge);
+		} else if (t == 1) {
+			mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA,
+				     sizeof(garbage), garbage);
+		} else {
+			len = put_field(recs, 0, ACTRACK_VALUE_STRING, "s",
+					"0123456789", 10);
+			mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA, len - 1,
+				     recs);
+		}
+		ASSERT_EQ(0, parse(nlh, &d));
+		EXPECT_EQ(0, d.nr_values);
+		EXPECT_EQ(NULL, d.values);
+		EXPECT_EQ(1, d.nr_threads);
+		__actrack_free_death(&d);
+		free(buf);
+	}
+
+	/* Twice is a malformed message, as for any single attribute; the
+	 * values parsed so far are not leaked. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 1);
+	len = put_field(recs, 0, ACTRACK_VALUE_STRING, "role", "ledger", 6);
+	mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA, len, recs);
+	mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA, len, recs);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
+	EXPECT_EQ(NULL, d.values);
+	free(buf);
+
+	/* A thread with values and then a bad attribute: refused whole,
+	 * the values already parsed are freed (ASan/LSan would tell). */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	nest = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
+	mnl_attr_put_u32(nlh, ACTRACK_T_TID, 1);
+	{
+		struct actrack_activity a = act(ACTRACK_ACT_TASK_RUN, 1);
+
+		mnl_attr_put(nlh, ACTRACK_T_ACTIVITY, sizeof(a), &a);
+	}
+	put_act_data(nlh, 0, recs, len);
+	mnl_attr_put_u16(nlh, ACTRACK_T_DEPTH, 1);	/* wrong size */
+	mnl_attr_nest_end(nlh, nest);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
+	EXPECT_EQ(0, d.nr_threads);
+	free(buf);
+}
+
 TEST(thread_count_bounded)
 {
 	char *buf = new_msg(ACTRACK_CMD_DEATH);

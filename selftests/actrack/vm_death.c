@@ -2,8 +2,8 @@
 /*
  * Death reports from actrack.ko: a tracked process is killed or exits, the
  * kernel reports how it died (signal or exit code, core dump, phase,
- * command line, every thread's stack) and frees its records.  Measures how
- * long that takes from kill() (printed in the VM log).
+ * command line, every thread's stack, user data) and frees its records.
+ * Measures how long that takes from kill() (printed in the VM log).
  */
 #include "vm_util.h"
 
@@ -261,6 +261,135 @@ TEST_F_TIMEOUT(death, abort_with_core, 120)
 	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->phase);
 	check_workers(_metadata, d, 1, false);
 	unlink("core");
+}
+
+/*
+ * What one report said about a process's user data, copied inside the
+ * callback (the library frees the report's values after it returns).
+ */
+struct ud_report {
+	uint32_t pid;
+	int found;
+	uint32_t flags;
+	uint32_t nr_acts;
+	uint32_t nr_proc, nr_act[2];
+	struct actrack_value proc[4], act[4];	/* bytes: NULL */
+	char proc_str[4][64], act_str[4][64];
+};
+
+static void ud_copy(struct actrack_value *dst, char (*str)[64],
+		    const struct actrack_value *src, uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr && i < 4; i++) {
+		dst[i] = src[i];
+		dst[i].bytes = NULL;
+		snprintf(str[i], sizeof(str[i]), "%s",
+			 src[i].bytes ? (const char *)src[i].bytes : "");
+	}
+}
+
+static void ud_keep(const struct actrack_death *d, void *arg)
+{
+	struct ud_report *r = arg;
+	const struct actrack_death_thread *t = NULL;
+
+	if (d->pid != r->pid)
+		return;
+	r->found++;
+	r->flags = d->flags;
+	r->nr_proc = d->nr_values;
+	ud_copy(r->proc, r->proc_str, d->values, d->nr_values);
+	for (uint32_t i = 0; i < d->nr_threads; i++)
+		if (d->threads[i].tid == d->pid)
+			t = &d->threads[i];
+	if (!t)
+		return;
+	r->nr_acts = t->nr_activities;
+	for (uint32_t k = 0; k < 2 && k < t->nr_activities; k++)
+		r->nr_act[k] = t->nr_values[k];
+	if (t->nr_activities == 2)
+		ud_copy(r->act, r->act_str, t->values[1], t->nr_values[1]);
+}
+
+static void check_ud(struct __test_metadata *_metadata,
+		     const struct ud_report *r)
+{
+	ASSERT_EQ(1, r->found);
+	EXPECT_EQ(0, r->flags);
+	ASSERT_EQ(1, r->nr_proc);
+	EXPECT_STREQ("role", r->proc[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_STRING, r->proc[0].type);
+	EXPECT_STREQ("ledger", r->proc_str[0]);
+	ASSERT_EQ(2, r->nr_acts);
+	EXPECT_EQ(0, r->nr_act[0]);
+	ASSERT_EQ(2, r->nr_act[1]);
+	EXPECT_STREQ("request", r->act[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_STRING, r->act[0].type);
+	EXPECT_STREQ("GET /ledger", r->act_str[0]);
+	EXPECT_STREQ("bytes", r->act[1].name);
+	EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, r->act[1].type);
+	EXPECT_EQ(4096, r->act[1].u);
+}
+
+/* Process annotations and the innermost activity's user data survive the
+ * process, in the live report and in the kernel's ring. */
+TEST_F_TIMEOUT(death, user_data, 120)
+{
+	struct ud_report r;
+	int ready[2], status;
+	uint64_t end;
+	pid_t pid;
+	char c;
+
+	VM_SETUP_SKIPPED();
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct actrack_opts o = { .sz = sizeof(o) };
+		uint32_t tok;
+
+		close(ready[0]);
+		if (actrack_init(&o) ||
+		    actrack_backend() != ACTRACK_BACKEND_MODULE)
+			_exit(120);
+		if (actrack_set_string(actrack_process_data(), "role",
+				       "ledger"))
+			_exit(121);
+		actrack_push_task(77);
+		tok = actrack_push_lock_acquire(&vm_locks[0]);
+		if (!tok ||
+		    actrack_set_string(actrack_activity_data(tok), "request",
+				       "GET /ledger") ||
+		    actrack_set_uint(actrack_activity_data(tok), "bytes", 4096))
+			_exit(122);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(123);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	close(ready[0]);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+
+	memset(&r, 0, sizeof(r));
+	r.pid = (uint32_t)pid;
+	end = vm_mono_ns() + 10000000000ULL;
+	while (!r.found && vm_mono_ns() < end)
+		actrack_monitor_dispatch(self->m, 100, ud_keep, &r);
+	check_ud(_metadata, &r);
+
+	memset(&r, 0, sizeof(r));
+	r.pid = (uint32_t)pid;
+	EXPECT_GE(actrack_monitor_recent(self->m, ud_keep, &r), 1);
+	check_ud(_metadata, &r);
 }
 
 /* Many deaths at once: each reported exactly once, in a burst. */

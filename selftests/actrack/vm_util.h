@@ -240,13 +240,24 @@ static VM_UNUSED void vm_keep_death(const struct actrack_death *d, void *arg)
 	*c = *d;
 	c->threads = NULL;
 	c->modules = NULL;
+	/* User data is not kept (freed after the callback): no dangling
+	 * pointers in the copy. */
+	c->values = NULL;
+	c->nr_values = 0;
 	if (d->nr_threads) {
 		c->threads = malloc(d->nr_threads * sizeof(*d->threads));
-		if (c->threads)
+		if (c->threads) {
 			memcpy(c->threads, d->threads,
 			       d->nr_threads * sizeof(*d->threads));
-		else
+			for (uint32_t i = 0; i < d->nr_threads; i++) {
+				memset(c->threads[i].values, 0,
+				       sizeof(c->threads[i].values));
+				memset(c->threads[i].nr_values, 0,
+				       sizeof(c->threads[i].nr_values));
+			}
+		} else {
 			c->nr_threads = 0;
+		}
 	}
 	if (d->nr_modules) {
 		c->modules = malloc(d->nr_modules * sizeof(*d->modules));

@@ -415,12 +415,16 @@ enum actrack_genl_attr {
 	ACTRACK_A_MODULE,		/* binary struct actrack_module, repeated:
 					 * the dead process's ELF objects, so its
 					 * pcs can be symbolized afterwards */
+	ACTRACK_A_PROCESS_DATA,		/* binary, at most
+					 * ACTRACK_DEATH_PROCESS_DATA_MAX bytes:
+					 * see "User data in death reports" */
 	__ACTRACK_A_MAX,
 };
 #define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
 
 #define ACTRACK_DEATH_ARENA_CORRUPT	(1U << 0)	/* walk met bad data */
-#define ACTRACK_DEATH_TRUNCATED		(1U << 1)	/* too many threads */
+/* too many threads or activities, or user data was cut */
+#define ACTRACK_DEATH_TRUNCATED		(1U << 1)
 
 enum actrack_genl_thread_attr {
 	ACTRACK_T_UNSPEC,
@@ -435,9 +439,34 @@ enum actrack_genl_thread_attr {
 	ACTRACK_T_ACTIVITY,		/* binary struct actrack_activity,
 					 * repeated, outermost first */
 	ACTRACK_T_TORN,			/* flag: no consistent copy */
+	ACTRACK_T_USER_DATA,		/* binary, repeated: __u32 activity
+					 * index then field records, at
+					 * most 4 + ACTRACK_DEATH_ACT_DATA_MAX
+					 * bytes */
 	__ACTRACK_T_MAX,
 };
 #define ACTRACK_T_MAX (__ACTRACK_T_MAX - 1)
+
+/*
+ * User data in death reports.  Writer: K, from a seq-checked copy of the
+ * USER_DATA block whose owner (pid, start_ticks, and tid for an activity's)
+ * is the dead process; reader: libactrack (__actrack_parse_fields()).
+ *
+ * ACTRACK_A_PROCESS_DATA is the field area of the process record's
+ * annotations block: struct actrack_field + name + value records exactly as
+ * the arena held them, the first `used` bytes, cut after the last whole
+ * record that fits in ACTRACK_DEATH_PROCESS_DATA_MAX bytes.
+ * ACTRACK_T_USER_DATA (inside a thread nest, after its activities) is a
+ * __u32 activity index (0 = outermost, the order of ACTRACK_T_ACTIVITY)
+ * followed by that activity's field records, cut likewise at
+ * ACTRACK_DEATH_ACT_DATA_MAX bytes.  Absent when there is no data.
+ *
+ * The bytes were written by the dead process (or any process of its uid)
+ * and are passed through unparsed: readers must validate every record
+ * (sizes, types, bounds) and skip a blob that does not parse.
+ */
+#define ACTRACK_DEATH_PROCESS_DATA_MAX	4096U
+#define ACTRACK_DEATH_ACT_DATA_MAX	1024U
 
 /*
  * GET_STATS: counters of the caller's own arena (its uid), or module-wide
