@@ -11,7 +11,10 @@
  * Conventions: functions return 0 (or a count/handle) on success and a
  * negative errno on failure.  Calling context is given for each function;
  * "hot path" means no lock, no syscall, no allocation, async-signal-safe
- * once the thread has a tracker (see actrack_thread_init()).
+ * once the thread has a tracker (see actrack_thread_init()).  A signal
+ * handler that pushes while its thread was in the middle of a push may
+ * leave that one interrupted slot with some fields of its own activity:
+ * never a crash or a bad reference, and the depth stays right.
  */
 #ifndef ACTRACK_H
 #define ACTRACK_H
