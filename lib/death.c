@@ -207,15 +207,29 @@ static int death_walk(struct actrack_arena *a, struct actrack_death *d)
 	struct actrack_death_thread t;
 	struct actrack_arena_iter it;
 	uint32_t ref, type, cap = 0, mod_cap = 0, nr;
+	uint8_t *seen;
 	int ret = 0;
 
+	/* One bit per possible block: a block met twice is a cycle in a
+	 * corrupt list, which would otherwise report a thread many times. */
+	seen = calloc(actrack_arena_max_blocks(a) / 8 + 1, 1);
 	tc = malloc(sizeof(*tc));
-	if (!tc)
+	if (!tc || !seen) {
+		free(tc);
+		free(seen);
 		return -ENOMEM;
+	}
 	actrack_arena_iter_init(&it, a);
 	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
+		uint32_t bit = ref / ACTRACK_BLOCK_ALIGN;
 		struct actrack_thread *live;
 		int r;
+
+		if (seen[bit / 8] & (1U << (bit % 8))) {
+			d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
+			break;
+		}
+		seen[bit / 8] |= (uint8_t)(1U << (bit % 8));
 
 		if (type == ACTRACK_TYPE_MODULE) {
 			ret = death_add_module(a, ref, d, &mod_cap);
@@ -273,6 +287,7 @@ static int death_walk(struct actrack_arena *a, struct actrack_death *d)
 			break;
 	}
 	free(tc);
+	free(seen);
 	return ret;
 }
 

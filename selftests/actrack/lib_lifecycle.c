@@ -278,6 +278,32 @@ TEST(gc_keeps_live_pid_frees_its_previous_incarnation)
 	waitpid(pid, &status, 0);
 }
 
+TEST(report_from_a_cyclic_list_names_each_thread_once)
+{
+	struct seen_death seen = { 0 };
+	struct actrack_arena_header *h;
+	struct actrack_block *tail;
+	struct actrack_arena a;
+	int status;
+	pid_t pid;
+
+	attach_fresh(_metadata, "cycle");
+	actrack_set_exit_callback(on_exit_cb, &seen);
+	pid = spawn_worker(0, false);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, actrack_record_process_launch(pid));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* A hostile process turns the list into a loop: tail -> first. */
+	ASSERT_EQ(0, map_writable(&a));
+	h = a.base;
+	tail = (struct actrack_block *)((char *)a.base + h->tailptr);
+	tail->next = h->queue.next;
+	EXPECT_LT(0, actrack_record_process_exit(pid, status));
+	ASSERT_EQ(1, seen.calls);
+	EXPECT_EQ(1u, seen.d.nr_threads);
+	EXPECT_NE(0u, seen.d.flags & ACTRACK_DEATH_ARENA_CORRUPT);
+}
+
 TEST(phase_values)
 {
 	attach_fresh(_metadata, "phase");
