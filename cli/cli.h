@@ -95,5 +95,7 @@ int cli_simple_args(int argc, char **argv, const char *help, int min_args,
 
 /* Strict number parsing: whole string, no sign for unsigned.  0/-EINVAL. */
 int cli_parse_u64(const char *s, uint64_t *out);
+/* "500ms", "2s", "1.5m", "1h", "3" (seconds) -> ns.  Return 0/-EINVAL. */
+int cli_parse_duration(const char *s, uint64_t *out);
 
 #endif /* ACTRACK_CLI_H */

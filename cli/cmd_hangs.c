@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,39 +81,6 @@ struct hangs {
 	struct waitgraph g;
 	uint32_t nr_hung;
 };
-
-/*
- * "500ms", "2s", "1.5m", "1h", "3" (seconds) -> nanoseconds.
- * Return: 0 or -EINVAL.
- */
-static int parse_duration(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = {
-		{ "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 }, { "m", 60e9 },
-		{ "h", 3600e9 },
-	};
-	char *end;
-	double v;
-
-	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (v * units[i].ns >= 1.8e19)
-			return -EINVAL;
-		*out = (uint64_t)(v * units[i].ns);
-		return 0;
-	}
-	return -EINVAL;
-}
 
 static const struct actrack_snap_process *
 find_process(const struct actrack_snapshot *s, uint32_t pid,
@@ -550,7 +516,7 @@ int cmd_hangs(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "i:jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_FOR:
-			if (parse_duration(optarg, &h.min_age_ns))
+			if (cli_parse_duration(optarg, &h.min_age_ns))
 				return cli_usage_error("hangs", "hangs: --for: "
 						       "not a duration: '%s'",
 						       optarg);

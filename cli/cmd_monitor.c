@@ -35,7 +35,7 @@ static const char monitor_usage[] =
 "\n"
 "SYNOPSIS\n"
 "    actrack monitor [--json] [--all-uids] [--recent] [--count N]\n"
-"                    [--timeout SEC]\n"
+"                    [--timeout DURATION]\n"
 "\n"
 "DESCRIPTION\n"
 "    actrack.ko sees every exit of a process attached to /dev/actrack and\n"
@@ -64,8 +64,9 @@ static const char monitor_usage[] =
 "    -n, --count N\n"
 "        Exit after N live reports.  With --recent, --count 0 prints the\n"
 "        ring and exits.\n"
-"    -t, --timeout SEC\n"
-"        Exit after SEC seconds (decimals allowed).\n"
+"    -t, --timeout DURATION\n"
+"        Exit after DURATION: 500ms, 30s, 1.5m, 1h; a bare number is\n"
+"        seconds (decimals allowed), as in 'actrack hangs --for'.\n"
 "    -h, --help\n"
 "        Print this help.\n"
 "\n"
@@ -538,7 +539,6 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		{ NULL, 0, NULL, 0 }
 	};
 	uint64_t count;
-	char *end;
 	int c;
 
 	o->count = -1;
@@ -563,16 +563,18 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 						       optarg);
 			o->count = (long)count;
 			break;
-		case 't':
-			errno = 0;
-			o->timeout = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(o->timeout >= 0) || o->timeout > 1e9)
+		case 't': {
+			uint64_t ns;
+
+			/* Same syntax as hangs --for; a bare number is s. */
+			if (cli_parse_duration(optarg, &ns) || ns > 1e18)
 				return cli_usage_error("monitor", "monitor: "
-						       "--timeout: not a number "
-						       "of seconds: '%s'",
+						       "--timeout: not a "
+						       "duration: '%s'",
 						       optarg);
+			o->timeout = (double)ns / 1e9;
 			break;
+		}
 		case 'h':
 			fputs(monitor_usage, stdout);
 			return 0;

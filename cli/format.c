@@ -8,6 +8,7 @@
  * before they reach a terminal and every length is bounded.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -382,6 +383,39 @@ const char *cli_signal_name(int sig, char *buf, size_t len)
 	else
 		snprintf(buf, len, "signal %d", sig);
 	return buf;
+}
+
+/*
+ * "500ms", "2s", "1.5m", "1h", "3" (seconds) -> nanoseconds.
+ * Return: 0 or -EINVAL.
+ */
+int cli_parse_duration(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {
+		{ "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 }, { "m", 60e9 },
+		{ "h", 3600e9 },
+	};
+	char *end;
+	double v;
+
+	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v * units[i].ns >= 1.8e19)
+			return -EINVAL;
+		*out = (uint64_t)(v * units[i].ns);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)

@@ -287,7 +287,7 @@ TEST(usage_errors)
 	int rc;
 	static const char *const bad[][3] = {
 		{ "--count", "x" }, { "--count", "-1" }, { "--timeout", "-1" },
-		{ "--timeout", "1s" }, { "--bogus" }, { "extra" },
+		{ "--timeout", "1x" }, { "--bogus" }, { "extra" },
 		{ "--count" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
