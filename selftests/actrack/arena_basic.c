@@ -12,45 +12,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "arena.h"
+#include "guarded_arena.h"
 #include "kselftest_harness.h"
 
 #define TEST_SIZE	(256U * 1024)
 
-struct tarena {
-	struct actrack_arena a;
-	char *map;
-	size_t map_len;
-	size_t body;
-};
-
-static int tarena_map(struct tarena *t, __u32 size)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
-	memset(t, 0, sizeof(*t));
-	t->body = (size + pg - 1) / pg * pg;
-	t->map_len = t->body + 2 * pg;
-	t->map = mmap(NULL, t->map_len, PROT_NONE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t->map == MAP_FAILED)
-		return -errno;
-	if (mprotect(t->map + pg, t->body, PROT_READ | PROT_WRITE))
-		return -errno;
-	/* The arena ends exactly at the trailing guard page. */
-	t->a.base = t->map + pg + (t->body - size);
-	t->a.size = size;
-	t->a.writable = true;
-	return 0;
-}
-
+/* Formatted from a template whose values the header test checks. */
 static int tarena_new(struct tarena *t, __u32 size)
 {
 	struct actrack_arena_header tmpl;
-	int ret = tarena_map(t, size);
 
-	if (ret)
-		return ret;
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.uid = 1000;
 	tmpl.user_hz = 100;
@@ -58,25 +29,7 @@ static int tarena_new(struct tarena *t, __u32 size)
 	tmpl.create_real_ns = 2222;
 	tmpl.boot_time_ns = 3333;
 	memset(tmpl.boot_id, 0xab, sizeof(tmpl.boot_id));
-	return actrack_arena_format(&t->a, &tmpl);
-}
-
-static void tarena_readonly(struct tarena *t)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
-	mprotect(t->map + pg, t->body, PROT_READ);
-	t->a.writable = false;
-}
-
-static void tarena_free(struct tarena *t)
-{
-	munmap(t->map, t->map_len);
-}
-
-static struct actrack_arena_header *hdr_of(struct tarena *t)
-{
-	return t->a.base;
+	return tarena_format(t, size, &tmpl);
 }
 
 static bool all_zero(const void *p, size_t n)
@@ -871,7 +824,7 @@ TEST(readonly_arena_is_never_written)
 	ASSERT_EQ(0, tarena_new(&t, TEST_SIZE));
 	thr = new_thread(&t.a, 800, 80, 801, 4);
 	proc = new_owned(&t.a, ACTRACK_TYPE_PROCESS, sizeof(pc), 800, 80, 0);
-	tarena_readonly(&t);	/* any store now faults */
+	tarena_protect(&t, false);	/* any store now faults */
 	ASSERT_EQ(0, actrack_arena_check(&t.a));
 	ASSERT_EQ(0U, actrack_arena_alloc(&t.a, ACTRACK_TYPE_LOG, 10));
 	ASSERT_FALSE(actrack_arena_free(&t.a, thr, ACTRACK_TYPE_THREAD));

@@ -23,40 +23,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "arena.h"
+#include "guarded_arena.h"
 #include "kselftest_harness.h"
 
 #define ARENA_SIZE	(4U * 1024 * 1024)
-
-struct tarena {
-	struct actrack_arena a;
-	char *map;
-	size_t map_len;
-};
-
-static int tarena_new(struct tarena *t, __u32 size)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-	size_t body = (size + pg - 1) / pg * pg;
-
-	memset(t, 0, sizeof(*t));
-	t->map_len = body + 2 * pg;
-	t->map = mmap(NULL, t->map_len, PROT_NONE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t->map == MAP_FAILED)
-		return -errno;
-	if (mprotect(t->map + pg, body, PROT_READ | PROT_WRITE))
-		return -errno;
-	t->a.base = t->map + pg + (body - size);
-	t->a.size = size;
-	t->a.writable = true;
-	return actrack_arena_format(&t->a, NULL);
-}
-
-static void tarena_free(struct tarena *t)
-{
-	munmap(t->map, t->map_len);
-}
 
 static __u64 xs(__u64 *s)
 {
@@ -181,7 +151,7 @@ TEST(alloc_free_reclaim_from_many_threads)
 	__u32 *all;
 	int errors = 0;
 
-	ASSERT_EQ(0, tarena_new(&t, ARENA_SIZE));
+	ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
 	for (i = 0; i < ALLOC_THREADS; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].a = t.a;
@@ -324,7 +294,7 @@ TEST(walk_while_appending)
 	struct tarena t;
 	int done = 0, i;
 
-	ASSERT_EQ(0, tarena_new(&t, ARENA_SIZE));
+	ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
 	for (i = 0; i < APPENDERS + WALKERS; i++) {
 		memset(&c[i], 0, sizeof(c[i]));
 		c[i].a = t.a;
@@ -518,7 +488,7 @@ TEST(copy_thread_while_owner_pushes_and_pops)
 	pthread_t w, r;
 	struct tarena t;
 
-	ASSERT_EQ(0, tarena_new(&t, ARENA_SIZE));
+	ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
 	memset(&x, 0, sizeof(x));
 	x.a = t.a;
 	x.ref = actrack_arena_alloc(&t.a, ACTRACK_TYPE_THREAD,
@@ -642,7 +612,7 @@ TEST(copy_thread_while_tracker_is_freed_and_reused)
 	pthread_t w, r;
 	struct tarena t;
 
-	ASSERT_EQ(0, tarena_new(&t, ARENA_SIZE));
+	ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
 	memset(&x, 0, sizeof(x));
 	x.a = t.a;
 	/* create and free once, so the writer's allocations all reclaim it */
@@ -769,7 +739,7 @@ TEST(free_owner_races_with_reuse_by_live_owner)
 	struct tarena t;
 	int done = 0, i;
 
-	ASSERT_EQ(0, tarena_new(&t, ARENA_SIZE));
+	ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
 	for (i = 0; i < 3; i++) {
 		memset(&x[i], 0, sizeof(x[i]));
 		x[i].a = t.a;
@@ -870,7 +840,7 @@ TEST(copy_user_data_while_values_change)
 	pthread_t w, r;
 	struct tarena t;
 
-	ASSERT_EQ(0, tarena_new(&t, ARENA_SIZE));
+	ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
 	memset(&x, 0, sizeof(x));
 	x.a = t.a;
 	x.ref = actrack_arena_alloc(&t.a, ACTRACK_TYPE_USER_DATA,
@@ -1025,7 +995,7 @@ static __u32 itracker(struct actrack_arena *a, __u32 pid, __u64 base,
 
 static int inter_setup(struct inter *x)
 {
-	int ret = tarena_new(&x->t, ACTRACK_ARENA_MIN_SIZE);
+	int ret = tarena_format(&x->t, ACTRACK_ARENA_MIN_SIZE, NULL);
 
 	if (ret)
 		return ret;

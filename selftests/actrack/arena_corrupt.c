@@ -14,64 +14,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "arena.h"
+#include "guarded_arena.h"
 #include "kselftest_harness.h"
 
 #define SMALL		ACTRACK_ARENA_MIN_SIZE
 #define ROUNDS		20000
 #define RO_ROUNDS	5000
-
-struct tarena {
-	struct actrack_arena a;
-	char *map;
-	size_t map_len;
-	size_t body;
-};
-
-static int tarena_map(struct tarena *t, __u32 size)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
-	memset(t, 0, sizeof(*t));
-	t->body = (size + pg - 1) / pg * pg;
-	t->map_len = t->body + 2 * pg;
-	t->map = mmap(NULL, t->map_len, PROT_NONE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t->map == MAP_FAILED)
-		return -errno;
-	if (mprotect(t->map + pg, t->body, PROT_READ | PROT_WRITE))
-		return -errno;
-	t->a.base = t->map + pg + (t->body - size);
-	t->a.size = size;
-	t->a.writable = true;
-	return 0;
-}
-
-static int tarena_new(struct tarena *t, __u32 size)
-{
-	int ret = tarena_map(t, size);
-
-	return ret ? ret : actrack_arena_format(&t->a, NULL);
-}
-
-static void tarena_protect(struct tarena *t, bool writable)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
-	mprotect(t->map + pg, t->body,
-		 PROT_READ | (writable ? PROT_WRITE : 0));
-	t->a.writable = writable;
-}
-
-static void tarena_free(struct tarena *t)
-{
-	munmap(t->map, t->map_len);
-}
-
-static struct actrack_arena_header *hdr_of(struct tarena *t)
-{
-	return t->a.base;
-}
 
 static struct actrack_block *blk(struct tarena *t, __u32 ref)
 {
@@ -332,7 +280,7 @@ static void random_rounds(struct __test_metadata *_metadata, __u64 seed,
 
 	ASSERT_NE(NULL, c);
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, tarena_new(&t, SMALL));
+	ASSERT_EQ(0, tarena_format(&t, SMALL, NULL));
 	n = populate(&t.a, refs);
 	ASSERT_EQ(22U, n);
 	for (i = 0; i < n; i++)
@@ -398,7 +346,7 @@ TEST(random_whole_arena)
 
 	ASSERT_NE(NULL, c);
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, tarena_new(&t, SMALL));
+	ASSERT_EQ(0, tarena_format(&t, SMALL, NULL));
 	n = populate(&t.a, refs);
 	p = t.a.base;
 	rng = 0x5eed0003ULL;
@@ -434,7 +382,7 @@ static void four_blocks(struct __test_metadata *_metadata, struct tarena *t,
 {
 	int i;
 
-	ASSERT_EQ(0, tarena_new(t, SMALL));
+	ASSERT_EQ(0, tarena_format(t, SMALL, NULL));
 	for (i = 0; i < 4; i++) {
 		r[i] = new_thread(&t->a, 9, 9, 9 + i, 2, 1);
 		ASSERT_NE(0U, r[i]);
@@ -587,7 +535,7 @@ TEST(truncated_arena)
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
 	ASSERT_NE(NULL, c);
-	ASSERT_EQ(0, tarena_new(&t, 2 * SMALL));
+	ASSERT_EQ(0, tarena_format(&t, 2 * SMALL, NULL));
 	while (n < 200 && (ref = new_thread(&t.a, 5, 5, 5, 8, 3)))
 		refs[n++] = ref;
 	ASSERT_LT(100U, n);
@@ -620,7 +568,7 @@ TEST(slot_count_lies)
 	__u32 ref, tiny;
 
 	ASSERT_NE(NULL, c);
-	ASSERT_EQ(0, tarena_new(&t, SMALL));
+	ASSERT_EQ(0, tarena_format(&t, SMALL, NULL));
 	ref = new_thread(&t.a, 5, 5, 5, 4, 2);
 	th = actrack_arena_get(&t.a, ref, ACTRACK_TYPE_THREAD, sizeof(*th));
 	ASSERT_EQ(0, actrack_arena_copy_thread(&t.a, ref, c));
@@ -636,7 +584,7 @@ TEST(slot_count_lies)
 	tarena_free(&t);
 
 	/* more than ACTRACK_THREAD_MAX_SLOTS in a block big enough for them */
-	ASSERT_EQ(0, tarena_new(&t, SMALL));
+	ASSERT_EQ(0, tarena_format(&t, SMALL, NULL));
 	ref = new_thread(&t.a, 5, 5, 5, 100, 2);
 	th = actrack_arena_get(&t.a, ref, ACTRACK_TYPE_THREAD, sizeof(*th));
 	ASSERT_EQ(-EUCLEAN, actrack_arena_copy_thread(&t.a, ref, c));
@@ -657,7 +605,7 @@ TEST(owned_record_too_small)
 	struct actrack_process pc;
 	__u32 ref;
 
-	ASSERT_EQ(0, tarena_new(&t, SMALL));
+	ASSERT_EQ(0, tarena_format(&t, SMALL, NULL));
 	/* a PROCESS block too small for struct actrack_process */
 	ref = new_owned(&t.a, ACTRACK_TYPE_PROCESS, 100, 5, 5, 0);
 	ASSERT_NE(0U, ref);
