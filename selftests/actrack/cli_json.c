@@ -224,44 +224,6 @@ FIXTURE_TEARDOWN(json)
 	unlink(self->schema);
 }
 
-/* Run the command @argv (argv[0] is the program, found in $PATH). */
-static int run_prog(struct run *r, char *const argv[])
-{
-	char out[256], err[256];
-	int fo, fe, status;
-	pid_t pid;
-
-	memset(r, 0, sizeof(*r));
-	test_path(out, sizeof(out), "cli-json-prog-out");
-	test_path(err, sizeof(err), "cli-json-prog-err");
-	fo = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fe = open(err, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	unlink(out);
-	unlink(err);
-	if (fo < 0 || fe < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status);
-	lseek(fo, 0, SEEK_SET);
-	lseek(fe, 0, SEEK_SET);
-	r->out = slurp_fd(fo);
-	r->err = slurp_fd(fe);
-	close(fo);
-	close(fe);
-	return r->out && r->err ? 0 : -1;
-}
-
 /*
  * Is python3 with jsonschema there?  On the host scripts/setup installs
  * it, so its absence is a failure; the test VM has no python at all.
@@ -272,7 +234,7 @@ static int have_checker(struct __test_metadata *_metadata, struct run *py)
 {
 	char *argv[] = { "/usr/bin/python3", "-c", "import jsonschema", NULL };
 
-	if (run_prog(py, argv))
+	if (run_program(py, argv[0], NULL, argv))
 		return -1;
 	if (py->status == 127 && getenv("ACTRACK_IN_VM")) {
 		run_free(py);
@@ -307,7 +269,7 @@ static void check(struct __test_metadata *_metadata, struct run *py,
 	for (int i = 0; args[i] && n < 15; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	ASSERT_EQ(0, run_prog(py, argv));
+	ASSERT_EQ(0, run_program(py, argv[0], NULL, argv));
 	EXPECT_EQ(0, py->status);
 	EXPECT_STREQ("OK\n", py->out);
 }

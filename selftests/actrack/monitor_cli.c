@@ -8,33 +8,13 @@
  */
 #include <limits.h>
 #include "vm_util.h"
+#include "snapshot_helpers.h"	/* cli_path, slurp_fd */
 
 static bool in_vm(void)
 {
 	const char *v = getenv("ACTRACK_IN_VM");
 
 	return v && !strcmp(v, "1");
-}
-
-/* $ACTRACK_CLI, else ../actrack next to this test binary. */
-static const char *cli(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("ACTRACK_CLI");
-	char *slash;
-	ssize_t n;
-
-	if (env && *env)
-		return env;
-	n = readlink("/proc/self/exe", path, sizeof(path) - 16);
-	if (n <= 0)
-		return "actrack";
-	path[n] = '\0';
-	slash = strrchr(path, '/');
-	if (!slash)
-		return "actrack";
-	strcpy(slash, "/../actrack");
-	return path;
 }
 
 struct proc {
@@ -54,7 +34,7 @@ static int spawn(struct proc *p, char *const argv[])
 	if (p->pid == 0) {
 		dup2(o[1], 1);
 		dup2(e[1], 2);
-		execv(cli(), argv);
+		execv(cli_path(), argv);
 		_exit(127);
 	}
 	close(o[1]);
@@ -64,27 +44,11 @@ static int spawn(struct proc *p, char *const argv[])
 	return 0;
 }
 
+/* All of @fd, NUL-terminated, then closed. */
 static char *slurp(int fd)
 {
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	ssize_t n;
+	char *buf = slurp_fd(fd);
 
-	while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (len + 1 == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (buf)
-		buf[len] = '\0';
 	close(fd);
 	return buf;
 }

@@ -440,11 +440,12 @@ static inline char *slurp_fd(int fd)
 }
 
 /*
- * Run the CLI with @argv (NULL-terminated, argv[0] ignored) and optional
- * extra environment "NAME=value" (@env, may be NULL).  Outputs go to
- * temporary files so that a big dump cannot deadlock a pipe.
+ * Run the program at @path with @argv (NULL-terminated) and optional extra
+ * environment "NAME=value" (@env, may be NULL).  Outputs go to temporary
+ * files so that a big dump cannot deadlock a pipe.
  */
-static inline int run_cli(struct run *r, const char *env, char *const argv[])
+static inline int run_program(struct run *r, const char *path,
+			      const char *env, char *const argv[])
 {
 	char out[256], err[256];
 	int fo, fe, status;
@@ -467,7 +468,7 @@ static inline int run_cli(struct run *r, const char *env, char *const argv[])
 		dup2(fe, 2);
 		if (env)
 			putenv((char *)env);
-		execv(cli_path(), argv);
+		execv(path, argv);
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) != pid)
@@ -481,6 +482,12 @@ static inline int run_cli(struct run *r, const char *env, char *const argv[])
 	close(fo);
 	close(fe);
 	return r->out && r->err ? 0 : -1;
+}
+
+/* The CLI (argv[0] ignored). */
+static inline int run_cli(struct run *r, const char *env, char *const argv[])
+{
+	return run_program(r, cli_path(), env, argv);
 }
 
 static inline void run_free(struct run *r)
