@@ -206,7 +206,6 @@ void actrack_clock_exit(void);
 void actrack_clock_attach(void);
 void actrack_clock_detach(void);
 long actrack_attached_count(void);
-u64 actrack_attached_count_in(const struct actrack_karena *ka);
 int actrack_clock_mmap(struct vm_area_struct *vma);
 
 /* device.c */

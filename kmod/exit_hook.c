@@ -72,21 +72,6 @@ static struct actrack_proc *actrack_proc_find(const void *key)
 	return NULL;
 }
 
-/* Processes attached to @ka: for a caller's own statistics.  Bounded by
- * the number of attached processes; RCU, no lock. */
-u64 actrack_attached_count_in(const struct actrack_karena *ka)
-{
-	struct actrack_proc *p;
-	unsigned int bkt;
-	u64 n = 0;
-
-	rcu_read_lock();
-	hash_for_each_rcu(actrack_procs, bkt, p, hnode)
-		n += p->arena == ka;
-	rcu_read_unlock();
-	return n;
-}
-
 void actrack_proc_free(struct actrack_proc *p)
 {
 	actrack_karena_put(p->arena);

@@ -626,7 +626,7 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 			sum[2] = atomic64_read(&ka->stats.corruption);
 			sum[3] = atomic64_read(&ka->stats.reports_sent);
 			sum[4] = atomic64_read(&ka->stats.reports_dropped);
-			attached = actrack_attached_count_in(ka);
+			attached = atomic_read(&ka->attached);
 		}
 	}
 	err = actrack_put_stat(msg, ACTRACK_S_ARENAS, arenas) ||
