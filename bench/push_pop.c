@@ -117,7 +117,11 @@ static volatile int stop;
 static void *ticker(void *arg)
 {
 	while (!stop) {
-		clock_word = actrack__coarse_now();
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		clock_word = (uint64_t)ts.tv_sec * 1000000000ULL +
+			     (uint64_t)ts.tv_nsec;
 		usleep(1000);
 	}
 	return NULL;

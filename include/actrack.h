@@ -92,7 +92,6 @@ struct actrack__tls {
 extern __thread struct actrack__tls actrack__tls
 	__attribute__((tls_model("initial-exec")));
 ACTRACK_API struct actrack_thread *actrack__thread_slow(void);
-ACTRACK_API uint64_t actrack__coarse_now(void);
 
 /* The pc of the code that expands this macro. */
 #define ACTRACK_HERE()							\

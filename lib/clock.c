@@ -14,7 +14,7 @@ static uint64_t ts_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;
 }
 
-ACTRACK_API uint64_t actrack__coarse_now(void)
+uint64_t __actrack_coarse_ns(void)
 {
 	struct timespec ts;
 

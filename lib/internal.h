@@ -57,6 +57,8 @@ __actrack_hidden void __actrack_default_path(char *buf, size_t len);
 
 /* Time (lib/clock.c). */
 __actrack_hidden uint64_t __actrack_mono_ns(void);
+/* CLOCK_MONOTONIC_COARSE: the push path's clock when there is no module. */
+__actrack_hidden uint64_t __actrack_coarse_ns(void);
 __actrack_hidden uint64_t __actrack_real_ns(void);
 
 /* User data (lib/user_data.c): read all fields of a block (snapshot). */

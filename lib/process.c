@@ -97,7 +97,7 @@ ACTRACK_API int actrack_log(const char *fmt, ...)
 	at_fence_release();
 	e->tid = (uint32_t)syscall(SYS_gettid);
 	e->time_ns = __actrack_proc.map.clock ? *__actrack_proc.map.clock :
-						actrack__coarse_now();
+						__actrack_coarse_ns();
 	e->len = (uint16_t)len;
 	memset(e->text, 0, sizeof(e->text));
 	memcpy(e->text, text, (size_t)len);
