@@ -573,6 +573,9 @@ __u32 actrack_arena_iter_next(struct actrack_arena_iter *it, __u32 type,
 			actrack_arena_set_corrupt(a);
 			goto stop;
 		}
+		/* Up to 4 Mi steps in a 256 MiB arena. */
+		if (!(it->count & 255))
+			at_yield();
 		/* Anything else must be a valid block; 0 included is not. */
 		b = arena_block(a, next, NULL);
 		if (!b)
@@ -695,16 +698,29 @@ static bool free_owned(struct actrack_arena *a, __u32 ref, __u32 type,
 	return true;
 }
 
-int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
-			     __u64 start_ticks, __u32 tid)
+bool actrack_owner_matches(const struct actrack_owner *o,
+			   const struct actrack_owner_key *k)
+{
+	__u32 ns;
+
+	if (at_load(&o->pid) != k->pid ||
+	    owner_start_ticks(o) != k->start_ticks)
+		return false;
+	ns = at_load(&o->pid_ns);
+	return k->pid_ns == ACTRACK_PID_NS_ANY || ns == k->pid_ns;
+}
+
+int actrack_arena_free_owned_by(struct actrack_arena *a,
+				const struct actrack_owner_key *k,
+				actrack_tid_filter filter, void *ctx)
 {
 	struct actrack_arena_iter it;
 	struct actrack_owner *o;
-	__u32 ref, type, id;
+	__u32 ref, type, id, tid;
 	int freed = 0;
 
 	/* pid 0 marks global records, which belong to no process. */
-	if (!a->writable || !pid)
+	if (!a->writable || !k->pid)
 		return 0;
 	actrack_arena_iter_init(&it, a);
 	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
@@ -717,16 +733,34 @@ int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
 		id = at_load_acquire(&o->data_id);
 		if (!id)
 			continue;	/* not published yet, or being freed */
-		if (at_load(&o->pid) != pid)
-			continue;
-		if (owner_start_ticks(o) != start_ticks)
+		if (!actrack_owner_matches(o, k))
 			continue;	/* a reused pid: not ours to free */
-		if (tid && at_load(&o->tid) != tid)
-			continue;
+		if (filter) {
+			tid = at_load(&o->tid);
+			if (!tid || !filter(ctx, tid))
+				continue;
+		}
 		if (free_owned(a, ref, type, id))
 			freed++;
 	}
 	return freed;
+}
+
+static bool one_tid(void *ctx, __u32 tid)
+{
+	return tid == *(const __u32 *)ctx;
+}
+
+int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
+			     __u64 start_ticks, __u32 tid)
+{
+	struct actrack_owner_key k = {
+		.pid = pid,
+		.pid_ns = ACTRACK_PID_NS_ANY,
+		.start_ticks = start_ticks,
+	};
+
+	return actrack_arena_free_owned_by(a, &k, tid ? one_tid : NULL, &tid);
 }
 
 __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,

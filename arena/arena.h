@@ -162,6 +162,36 @@ bool actrack_arena_is_owned_type(__u32 type);
 int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
 			     __u64 start_ticks, __u32 tid);
 
+/*
+ * Who owns a record: the kernel's view of an attached process.  With
+ * @pid_ns ACTRACK_PID_NS_ANY the namespace is not compared (file arenas,
+ * whose collector sees one pid namespace).
+ */
+struct actrack_owner_key {
+	__u32 pid;
+	__u32 pid_ns;
+	__u64 start_ticks;
+};
+#define ACTRACK_PID_NS_ANY	0xffffffffU
+
+/** actrack_owner_matches() - @o (read once per field) belongs to @k. */
+bool actrack_owner_matches(const struct actrack_owner *o,
+			   const struct actrack_owner_key *k);
+
+/* Which thread-owned records to free: true frees @tid's. */
+typedef bool (*actrack_tid_filter)(void *ctx, __u32 tid);
+
+/**
+ * actrack_arena_free_owned_by() - one walk that frees the records of @k:
+ * all of them without @filter; with it, only thread-owned records (tid
+ * != 0) whose tid @filter accepts (the kernel frees a batch of exited
+ * threads this way).  Same guarantees as actrack_arena_free_owner().
+ * Return: records freed.
+ */
+int actrack_arena_free_owned_by(struct actrack_arena *a,
+				const struct actrack_owner_key *k,
+				actrack_tid_filter filter, void *ctx);
+
 /** actrack_arena_find_process() - reference of the live process record. */
 __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
 				 __u64 start_ticks);

@@ -17,6 +17,7 @@
 #include <linux/stddef.h>
 #include <asm/barrier.h>
 #include <linux/atomic.h>	/* cmpxchg(), atomic_fetch_add() */
+#include <linux/sched.h>	/* cond_resched() */
 
 #define at_load(p)		READ_ONCE(*(p))
 #define at_load_acquire(p)	smp_load_acquire(p)
@@ -28,6 +29,8 @@
 #define at_fence_acquire()	smp_rmb()
 #define at_fence_release()	smp_wmb()
 #define at_static_assert(c, m)	static_assert(c, m)
+/* Long walks let others run (every kernel caller may sleep). */
+#define at_yield()		cond_resched()
 #else
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,6 +55,7 @@
 #define at_fence_acquire()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define at_fence_release()	__atomic_thread_fence(__ATOMIC_RELEASE)
 #define at_static_assert(c, m)	_Static_assert(c, m)
+#define at_yield()		do { } while (0)
 #endif
 
 #endif /* ACTRACK_ARENA_PORT_H */

@@ -32,10 +32,15 @@
 #include <linux/rcupdate.h>
 #include <linux/mm_types.h>
 #include <linux/sizes.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/completion.h>
+#include <linux/cred.h>
 #include "arena.h"
 
 #define ACTRACK_DEFAULT_ARENA_SIZE	(4U << 20)
 #define ACTRACK_DEFAULT_MAX_ARENAS	64U
+#define ACTRACK_DEFAULT_MAX_ARENAS_PER_USER	8U
 #define ACTRACK_MAX_ARENAS_LIMIT	4096U
 #define ACTRACK_DEFAULT_DEATHS_KEPT	64U
 #define ACTRACK_DEATHS_KEPT_LIMIT	4096U
@@ -56,13 +61,13 @@
 /* Bytes of death reports one arena keeps for GET_DEATHS. */
 #define ACTRACK_RING_MAX_BYTES		SZ_1M
 
-/* Subscribers: per uid and in all. */
+/* Subscribers per charged user (actrack_charged_uid()). */
 #define ACTRACK_MAX_SUBS_PER_UID	64U
-#define ACTRACK_MAX_SUBS		1024U
 
 /* module parameters (main.c), read-only after init */
 extern unsigned int actrack_arena_size;
 extern unsigned int actrack_max_arenas;
+extern unsigned int actrack_max_arenas_per_user;
 extern unsigned int actrack_deaths_kept;
 
 /* Counters kept per arena; the global view is their sum. */
@@ -80,17 +85,29 @@ struct actrack_karena {
 	struct kref kref;
 	struct list_head node;		/* actrack_arenas (arenas.c) */
 	kuid_t uid;
-	void *mem;			/* vmalloc_user, shared with userspace */
+	kuid_t charged;			/* actrack_charged_uid() of its maker */
+	void *mem;			/* vmap of @pages, shared with userspace */
+	struct page **pages;		/* charged to the maker's memcg */
 	u32 size;
 	atomic_t attached;		/* processes attached to this arena */
 	struct actrack_counters stats;
 	atomic64_t death_seq;		/* last ACTRACK_A_SEQ handed out */
 
-	struct mutex lock;		/* the deaths ring below */
+	/* Cleanup: one work per arena runs its processes' walks in order
+	 * (a uid's backlog delays only that uid).  Under actrack_procs_lock;
+	 * a queued work holds a reference.
+	 */
+	struct list_head work_list;	/* struct actrack_proc.work_node */
+	struct work_struct work;
+	bool work_queued;
+
+	struct mutex lock;		/* the deaths ring and usage cache */
 	struct actrack_death **ring;	/* actrack_deaths_kept slots */
 	u32 ring_head;			/* next slot to fill */
 	u32 ring_count;
 	size_t ring_bytes;
+	u64 free_bytes;			/* actrack_arena_usage()'s cache ... */
+	unsigned long free_at;		/* ... computed then (jiffies, 0: never) */
 };
 
 /* A fresh view of the arena for one walk: its own corrupt flag. */
@@ -127,7 +144,9 @@ struct actrack_death_data {
 struct actrack_death {
 	size_t bytes;			/* allocation size (ring budget) */
 	kuid_t uid;
-	u32 pid;
+	struct pid *tgid;		/* reference: translated per reader */
+	u32 pid;			/* in its own pid namespace ... */
+	u32 pid_ns;			/* ... whose inode number this is */
 	u64 start_ticks;
 	u32 wait_status;
 	u64 exit_time_ns;
@@ -151,40 +170,62 @@ struct actrack_death {
 	u8 *data;			/* arena bytes, unparsed */
 };
 
-/* An attached thread group (exit_hook.c). */
+/*
+ * Thread exits remembered per process between two cleanup walks (the
+ * probe may not allocate).  More exits than this before the walk turn the
+ * batch into a sweep of every tracker whose thread is gone.
+ */
+#define ACTRACK_PROC_TIDS	16
+
+enum actrack_proc_state {
+	ACTRACK_PROC_ATTACHED,	/* hashed, probes see it */
+	ACTRACK_PROC_DEAD,	/* unhashed: report and free everything */
+	ACTRACK_PROC_EXEC,	/* hashed for ATTACH waiters only: free */
+	ACTRACK_PROC_GONE,	/* forgotten at unload: nothing to do */
+};
+
+/*
+ * An attached thread group (exit_hook.c).  References (@ref): the hash
+ * while hashed, the arena's work list while queued, and an ATTACH that
+ * waits for its exec cleanup.  The fields marked [L] are under
+ * actrack_procs_lock.
+ */
 struct actrack_proc {
-	struct hlist_node hnode;
+	struct hlist_node hnode;	/* [L] actrack_procs */
 	struct rcu_head rcu;
+	refcount_t ref;
 	const void *key;		/* its signal_struct; never dereferenced */
-	struct actrack_karena *arena;	/* reference */
+	struct actrack_karena *arena;	/* reference (and a memory user) */
 	struct pid_namespace *pid_ns;	/* reference: the attacher's */
-	u32 pid;			/* tgid in pid_ns */
-	u64 start_ticks;		/* what ATTACH returned */
+	struct pid *tgid;		/* reference: the group's struct pid */
+	struct actrack_owner_key owner;	/* pid in pid_ns, its inum, ticks */
 	u64 start_boottime;		/* the leader's, ns, for comparisons */
-	/* filled by the probe that unhashes the entry */
-	bool report;			/* group death (true) or exec (false) */
+	enum actrack_proc_state state;	/* [L] */
+	bool hashed;			/* [L] */
+	bool queued;			/* [L] on arena->work_list */
+	bool tids_overflow;		/* [L] */
+	u32 nr_tids;			/* [L] */
+	u32 tids[ACTRACK_PROC_TIDS];	/* [L] exited threads, in pid_ns */
+	struct list_head work_node;	/* [L] arena->work_list */
+	struct completion done;		/* EXEC: its cleanup finished */
+	/* written by the probe that ends it, read by the work after */
 	u32 wait_status;
 	u64 exit_time_ns;
-	struct work_struct work;
 	u32 cmdline_len;
 	char cmdline[ACTRACK_CMDLINE_MAX];
 };
 
-/* One thread of an attached group exited on its own (exit_hook.c). */
-struct actrack_thread_exit {
-	struct work_struct work;
-	struct actrack_karena *arena;	/* reference */
-	struct pid_namespace *pid_ns;	/* reference */
-	u32 pid;
-	u32 tid;
-	u64 start_ticks;
-	u64 start_boottime;
-};
+/* Guards the proc hash, every proc's [L] fields and arenas' work lists.
+ * Raw: taken with preemption disabled in the probes, also on PREEMPT_RT.
+ */
+extern raw_spinlock_t actrack_procs_lock;
 
 /* arenas.c */
 int actrack_arenas_init(void);
 void actrack_arenas_exit(void);
-struct actrack_karena *actrack_arena_get_or_create(kuid_t uid);
+struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred);
+kuid_t actrack_charged_uid(const struct cred *cred);
+void actrack_arena_usage(struct actrack_karena *ka, u64 *used, u64 *free);
 struct actrack_karena *actrack_arena_lookup(kuid_t uid);
 struct actrack_karena *actrack_arena_nth(unsigned long idx);
 unsigned int actrack_arenas_count(void);
@@ -215,15 +256,15 @@ void actrack_device_exit(void);
 /* exit_hook.c */
 int actrack_exit_hook_init(void);
 void actrack_exit_hook_exit(void);
-int actrack_proc_attach(struct actrack_karena *ka, u32 *pid, u64 *ticks);
-void actrack_proc_free(struct actrack_proc *p);
+int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at);
+void actrack_proc_put(struct actrack_proc *p);
+void actrack_proc_exec_done(struct actrack_proc *p);
 
 /* cleanup.c */
 int actrack_cleanup_init(void);
 void actrack_cleanup_exit(void);
-void actrack_cleanup_queue_proc(struct actrack_proc *p);
-void actrack_cleanup_queue_thread(struct actrack_thread_exit *te);
-void actrack_cleanup_flush(void);
+void actrack_cleanup_queue_locked(struct actrack_proc *p, bool urgent);
+void actrack_arena_work(struct work_struct *work);
 
 /* netlink.c */
 int actrack_netlink_init(void);

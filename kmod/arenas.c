@@ -5,10 +5,15 @@
  * (init_user_ns) values, so the same number in two containers with
  * different user namespaces names two arenas.
  *
- * An arena is created on first need and kept until module unload, so that
- * it can still be read after all its writers are gone (that is the point:
- * forensics after a crash).  Its memory lives until the last reference:
- * the list's, fds', vmas', attached processes' and queued works'.
+ * An arena is created on first need by a writer (never by a read-only
+ * open) and kept until module unload, so that it can still be read after
+ * all its writers are gone (that is the point: forensics after a crash).
+ * Its memory lives until the last reference: the list's, fds', vmas',
+ * attached processes' and queued works'.  The memory is charged to the
+ * memory cgroup of the process that made the arena, and arenas are
+ * bounded twice: max_arenas in all, and max_arenas_per_user per charged
+ * user (actrack_charged_uid(): a rootless container's subordinate uids
+ * count as its owner's), so that one user cannot lock the others out.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,6 +25,7 @@
 #include <linux/fs.h>
 #include <linux/err.h>
 #include <linux/uuid.h>
+#include <linux/pid.h>
 #include "actrack.h"
 
 static LIST_HEAD(actrack_arenas);		/* append only until unload */
@@ -29,7 +35,65 @@ static uuid_t actrack_boot_id;			/* zero if unknown */
 
 void actrack_death_free(struct actrack_death *d)
 {
+	put_pid(d->tgid);
 	kvfree(d);
+}
+
+kuid_t actrack_charged_uid(const struct cred *cred)
+{
+	struct user_namespace *ns = cred->user_ns;
+
+	if (ns == &init_user_ns)
+		return cred->euid;
+	while (ns->parent != &init_user_ns)
+		ns = ns->parent;
+	return ns->owner;
+}
+
+/*
+ * Zeroed pages charged to the caller's memory cgroup, mapped into one
+ * virtually contiguous range that remap_vmalloc_range() accepts
+ * (VM_USERMAP).  vmalloc_user() cannot be charged, so it is done by hand.
+ */
+static void *actrack_mem_alloc(struct actrack_karena *ka, u32 size)
+{
+	unsigned int i, n = size >> PAGE_SHIFT;
+	struct page **pages;
+	void *mem;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				      __GFP_NOWARN);
+		if (!pages[i])
+			goto err;
+	}
+	mem = vmap(pages, n, VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (!mem)
+		goto err;
+	ka->pages = pages;
+	return mem;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+
+static void actrack_mem_free(struct actrack_karena *ka)
+{
+	unsigned int i, n = ka->size >> PAGE_SHIFT;
+
+	if (!ka->mem)
+		return;
+	vunmap(ka->mem);
+	for (i = 0; i < n; i++)
+		__free_page(ka->pages[i]);
+	kvfree(ka->pages);
+	ka->mem = NULL;
+	ka->pages = NULL;
 }
 
 static void actrack_karena_release(struct kref *kref)
@@ -42,7 +106,7 @@ static void actrack_karena_release(struct kref *kref)
 		if (ka->ring[i])
 			actrack_death_free(ka->ring[i]);
 	kfree(ka->ring);
-	vfree(ka->mem);
+	actrack_mem_free(ka);
 	kfree(ka);
 }
 
@@ -51,7 +115,8 @@ void actrack_karena_put(struct actrack_karena *ka)
 	kref_put(&ka->kref, actrack_karena_release);
 }
 
-static struct actrack_karena *actrack_arena_create(kuid_t uid)
+static struct actrack_karena *actrack_arena_create(kuid_t uid,
+						  kuid_t charged)
 {
 	struct actrack_arena_header hdr;
 	struct actrack_arena a;
@@ -59,20 +124,23 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid)
 	u64 real, boot;
 	int ret;
 
-	ka = kzalloc(sizeof(*ka), GFP_KERNEL);
+	ka = kzalloc(sizeof(*ka), GFP_KERNEL_ACCOUNT);
 	if (!ka)
 		return ERR_PTR(-ENOMEM);
 	ret = -ENOMEM;
-	ka->ring = kcalloc(actrack_deaths_kept, sizeof(*ka->ring), GFP_KERNEL);
+	ka->ring = kcalloc(actrack_deaths_kept, sizeof(*ka->ring),
+			   GFP_KERNEL_ACCOUNT);
 	if (!ka->ring)
 		goto err_ring;
-	/* Zeroed and flagged VM_USERMAP, as remap_vmalloc_range() needs. */
-	ka->mem = vmalloc_user(actrack_arena_size);
+	ka->size = actrack_arena_size;
+	ka->mem = actrack_mem_alloc(ka, ka->size);
 	if (!ka->mem)
 		goto err_mem;
-	ka->size = actrack_arena_size;
+	ka->charged = charged;
 	kref_init(&ka->kref);
 	mutex_init(&ka->lock);
+	INIT_LIST_HEAD(&ka->work_list);
+	INIT_WORK(&ka->work, actrack_arena_work);
 	ka->uid = uid;
 
 	memset(&hdr, 0, sizeof(hdr));
@@ -96,7 +164,7 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid)
 	return ka;
 
 err_format:
-	vfree(ka->mem);
+	actrack_mem_free(ka);
 err_mem:
 	kfree(ka->ring);
 err_ring:
@@ -114,12 +182,16 @@ static struct actrack_karena *actrack_arena_find_locked(kuid_t uid)
 	return NULL;
 }
 
-/* Return: a new reference to @uid's arena, ERR_PTR(-ENOSPC) when
- * max_arenas exist, or ERR_PTR(-ENOMEM).
+/*
+ * Return: a new reference to @cred's euid's arena, ERR_PTR(-ENOSPC) when
+ * max_arenas exist or its charged user has max_arenas_per_user, or
+ * ERR_PTR(-ENOMEM).
  */
-struct actrack_karena *actrack_arena_get_or_create(kuid_t uid)
+struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred)
 {
+	kuid_t uid = cred->euid, charged = actrack_charged_uid(cred);
 	struct actrack_karena *ka;
+	unsigned int same = 0;
 
 	mutex_lock(&actrack_arenas_mutex);
 	ka = actrack_arena_find_locked(uid);
@@ -127,11 +199,15 @@ struct actrack_karena *actrack_arena_get_or_create(kuid_t uid)
 		actrack_karena_get(ka);
 		goto out;
 	}
-	if (actrack_nr_arenas >= actrack_max_arenas) {
+	list_for_each_entry(ka, &actrack_arenas, node)
+		if (uid_eq(ka->charged, charged))
+			same++;
+	if (actrack_nr_arenas >= actrack_max_arenas ||
+	    same >= actrack_max_arenas_per_user) {
 		ka = ERR_PTR(-ENOSPC);
 		goto out;
 	}
-	ka = actrack_arena_create(uid);
+	ka = actrack_arena_create(uid, charged);
 	if (IS_ERR(ka))
 		goto out;
 	list_add_tail(&ka->node, &actrack_arenas);	/* the list's ref */
@@ -183,6 +259,26 @@ unsigned int actrack_arenas_count(void)
 	n = actrack_nr_arenas;
 	mutex_unlock(&actrack_arenas_mutex);
 	return n;
+}
+
+/*
+ * Bytes used and free (free blocks plus never allocated).  Free bytes
+ * take a walk of the whole arena: computed at most once a second, so
+ * that GET_STATS at any rate costs no more than that.
+ */
+void actrack_arena_usage(struct actrack_karena *ka, u64 *used, u64 *free)
+{
+	struct actrack_arena a;
+
+	actrack_karena_view(ka, &a);
+	*used = actrack_arena_used(&a);
+	mutex_lock(&ka->lock);
+	if (!ka->free_at || time_after(jiffies, ka->free_at + HZ)) {
+		ka->free_bytes = actrack_arena_free_bytes(&a);
+		ka->free_at = jiffies ? jiffies : 1;
+	}
+	*free = ka->free_bytes;
+	mutex_unlock(&ka->lock);
 }
 
 /* out: cleanups, records_freed, corruption, reports_sent, reports_dropped */

@@ -2,12 +2,14 @@
 /*
  * Cleanup after processes: the death report, then freeing their records.
  *
- * All of it runs on one ordered workqueue, in the order the probes queued
- * it.  That ordering is what makes the cleanup correct without locks:
- * a thread's own exit is handled before its group's death, the old
- * image's cleanup before anything a new image (after exec) attaches with
- * the same pid and start_ticks, and the scratch buffers below have a
- * single user.
+ * Each arena has one work item that runs its processes' cleanups one at a
+ * time, in the order the probes queued them (a group's end goes first:
+ * deaths and exec cleanups are latency-sensitive, thread batches are not).
+ * One process is one entry however many events it had, so a uid's backlog
+ * is at most one entry per attached process, and different uids' arenas
+ * are cleaned in parallel on an unbound workqueue: a uid that churns
+ * threads on a worst-case arena delays only itself.  The new image after
+ * an exec waits for the old one's cleanup in ATTACH (exit_hook.c).
  *
  * The arena is hostile: what we read from it goes through the arena core's
  * validated, bounded walks and copies; every count we keep is bounded
@@ -27,21 +29,24 @@
 #include "actrack.h"
 
 static struct workqueue_struct *actrack_wq;
-/* Exec cleanups queued and not yet done (see actrack_cleanup_flush()). */
-static atomic_t actrack_exec_pending = ATOMIC_INIT(0);
 
-/* Scratch for one report at a time (the queue is ordered). */
-static struct actrack_thread_copy *actrack_copy;
-static struct actrack_process *actrack_proc_copy;
-static struct actrack_death_thread *actrack_threads_tmp;
-static struct actrack_activity *actrack_acts_tmp;
-static struct actrack_module *actrack_modules_tmp;
-static u32 actrack_module_refs[ACTRACK_DEATH_MAX_MODULES];
-/* User data: one block's copy, then the bytes kept for the report. */
-static struct actrack_user_data *actrack_ud_copy;
-static u8 *actrack_proc_data_tmp;	/* ACTRACK_DEATH_PROCESS_DATA_MAX */
-static u8 *actrack_data_tmp;		/* ACTRACK_DEATH_MAX_DATA */
-static struct actrack_death_data *actrack_act_data_tmp;
+/* Scratch for building one report, allocated per report (reports of
+ * different arenas are built in parallel).
+ */
+struct actrack_scratch {
+	struct actrack_thread_copy copy;
+	struct actrack_process proc_copy;
+	struct actrack_death_thread threads[ACTRACK_DEATH_MAX_THREADS];
+	struct actrack_activity acts[ACTRACK_DEATH_MAX_ACTS];
+	struct actrack_death_data act_data[ACTRACK_DEATH_MAX_ACTS];
+	struct actrack_module modules[ACTRACK_DEATH_MAX_MODULES];
+	u32 module_refs[ACTRACK_DEATH_MAX_MODULES];
+	u8 proc_data[ACTRACK_DEATH_PROCESS_DATA_MAX];
+	u8 data[ACTRACK_DEATH_MAX_DATA];
+	/* One user data block's copy: header then at most this many bytes. */
+	struct actrack_user_data ud;
+	u8 ud_fields[ACTRACK_DEATH_PROCESS_DATA_MAX];
+};
 
 static struct actrack_death *actrack_death_alloc(u32 nr_threads,
 						 u32 nr_acts, u32 nr_modules,
@@ -81,12 +86,13 @@ static struct actrack_death *actrack_death_alloc(u32 nr_threads,
 /* What one walk over the arena collects for a report. */
 struct actrack_collect {
 	struct actrack_proc *p;
+	struct actrack_scratch *s;
 	struct actrack_arena a;
 	u32 nr_threads;
 	u32 nr_acts;
 	u32 nr_modules;
-	u32 proc_data_len;	/* in actrack_proc_data_tmp */
-	u32 data_len;		/* in actrack_data_tmp */
+	u32 proc_data_len;	/* in s->proc_data */
+	u32 data_len;		/* in s->data */
 	u32 flags;
 	u32 phase;
 	bool has_phase;
@@ -103,14 +109,14 @@ static bool actrack_owned_by(struct actrack_collect *c, u32 ref, u32 type,
 	const struct actrack_owner *o;
 
 	o = actrack_arena_get(&c->a, ref, type, min_size);
-	return o && READ_ONCE(o->pid) == c->p->pid &&
-	       READ_ONCE(o->start_ticks) == c->p->start_ticks;
+	return o && actrack_owner_matches(o, &c->p->owner);
 }
 
+/* The same test on a consistent copy. */
 static bool actrack_same_owner(const struct actrack_owner *o,
 			       const struct actrack_proc *p)
 {
-	return o->pid == p->pid && o->start_ticks == p->start_ticks;
+	return actrack_owner_matches(o, &p->owner);
 }
 
 /*
@@ -124,7 +130,7 @@ static bool actrack_same_owner(const struct actrack_owner *o,
 static u32 actrack_collect_data(struct actrack_collect *c, u32 ref, u32 tid,
 				bool check_tid, u32 max, u8 *out)
 {
-	struct actrack_user_data *ud = actrack_ud_copy;
+	struct actrack_user_data *ud = &c->s->ud;
 	const u8 *fields = (const u8 *)(ud + 1);
 	u32 avail, used, off, rs;
 	int n;
@@ -159,7 +165,7 @@ static u32 actrack_collect_data(struct actrack_collect *c, u32 ref, u32 tid,
 
 static void actrack_collect_process(struct actrack_collect *c, u32 ref)
 {
-	struct actrack_process *rec = actrack_proc_copy;
+	struct actrack_process *rec = &c->s->proc_copy;
 	int n;
 
 	if (c->has_phase)
@@ -175,7 +181,7 @@ static void actrack_collect_process(struct actrack_collect *c, u32 ref)
 	if (n >= (int)offsetofend(struct actrack_process, user_data))
 		c->proc_data_len = actrack_collect_data(c, rec->user_data, 0,
 					false, ACTRACK_DEATH_PROCESS_DATA_MAX,
-					actrack_proc_data_tmp);
+					c->s->proc_data);
 }
 
 /* The user data of the activities just copied for thread @tid. */
@@ -186,10 +192,10 @@ static void actrack_collect_act_data(struct actrack_collect *c, u32 first,
 	u32 i, room;
 
 	for (i = first; i < first + n; i++) {
-		dd = &actrack_act_data_tmp[i];
+		dd = &c->s->act_data[i];
 		dd->off = c->data_len;
 		dd->len = 0;
-		if (!actrack_acts_tmp[i].user_data)
+		if (!c->s->acts[i].user_data)
 			continue;
 		room = ACTRACK_DEATH_MAX_DATA - c->data_len;
 		if (room < sizeof(struct actrack_field)) {
@@ -197,16 +203,16 @@ static void actrack_collect_act_data(struct actrack_collect *c, u32 first,
 			continue;
 		}
 		room = min(room, ACTRACK_DEATH_ACT_DATA_MAX);
-		dd->len = actrack_collect_data(c, actrack_acts_tmp[i].user_data,
+		dd->len = actrack_collect_data(c, c->s->acts[i].user_data,
 					       tid, true, room,
-					       actrack_data_tmp + c->data_len);
+					       c->s->data + c->data_len);
 		c->data_len += dd->len;
 	}
 }
 
 static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
 {
-	struct actrack_thread_copy *copy = actrack_copy;
+	struct actrack_thread_copy *copy = &c->s->copy;
 	struct actrack_death_thread *t;
 	const struct actrack_thread *th;
 	u32 n;
@@ -222,14 +228,14 @@ static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
 	 * the cycle: stop there rather than report duplicates.
 	 */
 	for (n = 0; n < c->nr_threads; n++) {
-		if (actrack_threads_tmp[n].ref == ref) {
+		if (c->s->threads[n].ref == ref) {
 			actrack_arena_set_corrupt(&c->a);
 			c->stop = true;
 			return;
 		}
 	}
 	err = actrack_arena_copy_thread(&c->a, ref, copy);
-	t = &actrack_threads_tmp[c->nr_threads];
+	t = &c->s->threads[c->nr_threads];
 	memset(t, 0, sizeof(*t));
 	t->ref = ref;
 	if (err == -EAGAIN) {
@@ -260,7 +266,7 @@ static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
 	}
 	t->first_act = c->nr_acts;
 	t->nr_acts = n;
-	memcpy(&actrack_acts_tmp[c->nr_acts], copy->slots,
+	memcpy(&c->s->acts[c->nr_acts], copy->slots,
 	       n * sizeof(*copy->slots));
 	actrack_collect_act_data(c, c->nr_acts, n, t->tid);
 	c->nr_acts += n;
@@ -269,7 +275,7 @@ static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
 
 static void actrack_collect_module(struct actrack_collect *c, u32 ref)
 {
-	struct actrack_module *m = &actrack_modules_tmp[c->nr_modules];
+	struct actrack_module *m = &c->s->modules[c->nr_modules];
 	u32 i;
 	int n;
 
@@ -278,13 +284,13 @@ static void actrack_collect_module(struct actrack_collect *c, u32 ref)
 		return;
 	}
 	for (i = 0; i < c->nr_modules; i++) {
-		if (actrack_module_refs[i] == ref) {	/* a cycle, as above */
+		if (c->s->module_refs[i] == ref) {	/* a cycle, as above */
 			actrack_arena_set_corrupt(&c->a);
 			c->stop = true;
 			return;
 		}
 	}
-	actrack_module_refs[c->nr_modules] = ref;
+	c->s->module_refs[c->nr_modules] = ref;
 	n = actrack_arena_copy_owned(&c->a, ref, ACTRACK_TYPE_MODULE, m,
 				     sizeof(*m));
 	if (n != sizeof(*m) || !actrack_same_owner(&m->owner, c->p))
@@ -309,6 +315,12 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 	struct actrack_death *d;
 	u32 ref, type;
 
+	/* Uncharged: the dead process's memcg may be gone, and the ring
+	 * that keeps the report is bounded per arena.
+	 */
+	c.s = kvmalloc(sizeof(*c.s), GFP_KERNEL);
+	if (!c.s)
+		return NULL;
 	actrack_karena_view(p->arena, &c.a);
 	actrack_arena_iter_init(&it, &c.a);
 	while (!c.stop &&
@@ -330,8 +342,6 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 				actrack_collect_module(&c, ref);
 			break;
 		}
-		/* Up to 4 Mi steps in a 256 MiB arena: let others run. */
-		cond_resched();
 	}
 	if (c.a.corrupt) {
 		c.flags |= ACTRACK_DEATH_ARENA_CORRUPT;
@@ -340,20 +350,22 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 
 	d = actrack_death_alloc(c.nr_threads, c.nr_acts, c.nr_modules,
 				c.proc_data_len, c.data_len);
-	if (!d)
+	if (!d) {
+		kvfree(c.s);
 		return NULL;
-	memcpy(d->threads, actrack_threads_tmp,
-	       c.nr_threads * sizeof(*d->threads));
-	memcpy(d->acts, actrack_acts_tmp, c.nr_acts * sizeof(*d->acts));
-	memcpy(d->act_data, actrack_act_data_tmp,
-	       c.nr_acts * sizeof(*d->act_data));
-	memcpy(d->proc_data, actrack_proc_data_tmp, c.proc_data_len);
-	memcpy(d->data, actrack_data_tmp, c.data_len);
-	memcpy(d->modules, actrack_modules_tmp,
-	       c.nr_modules * sizeof(*d->modules));
+	}
+	memcpy(d->threads, c.s->threads, c.nr_threads * sizeof(*d->threads));
+	memcpy(d->acts, c.s->acts, c.nr_acts * sizeof(*d->acts));
+	memcpy(d->act_data, c.s->act_data, c.nr_acts * sizeof(*d->act_data));
+	memcpy(d->proc_data, c.s->proc_data, c.proc_data_len);
+	memcpy(d->data, c.s->data, c.data_len);
+	memcpy(d->modules, c.s->modules, c.nr_modules * sizeof(*d->modules));
+	kvfree(c.s);
 	d->uid = p->arena->uid;
-	d->pid = p->pid;
-	d->start_ticks = p->start_ticks;
+	d->tgid = get_pid(p->tgid);
+	d->pid = p->owner.pid;
+	d->pid_ns = p->owner.pid_ns;
+	d->start_ticks = p->owner.start_ticks;
 	d->wait_status = p->wait_status;
 	d->exit_time_ns = p->exit_time_ns;
 	d->phase = c.phase;
@@ -365,50 +377,42 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 	return d;
 }
 
-/* Free (pid, start_ticks[, tid]) records and account for it. */
-static void actrack_free_records(struct actrack_karena *ka, u32 pid,
-				 u64 start_ticks, u32 tid)
+/* Free @p's records (those of @filter's threads only, with one). */
+static void actrack_free_records(struct actrack_proc *p,
+				 actrack_tid_filter filter, void *ctx)
 {
+	struct actrack_karena *ka = p->arena;
 	struct actrack_arena a;
 	int freed;
 
 	actrack_karena_view(ka, &a);
-	freed = actrack_arena_free_owner(&a, pid, start_ticks, tid);
+	freed = actrack_arena_free_owned_by(&a, &p->owner, filter, ctx);
 	if (freed > 0)
 		atomic64_add(freed, &ka->stats.records_freed);
 	if (a.corrupt)
 		atomic64_inc(&ka->stats.corruption);
 }
 
-static void actrack_proc_work(struct work_struct *work)
+static void actrack_proc_death(struct actrack_proc *p)
 {
-	struct actrack_proc *p = container_of(work, struct actrack_proc, work);
 	struct actrack_karena *ka = p->arena;
-	struct actrack_death *d = NULL;
+	struct actrack_death *d;
 
-	if (p->report) {
-		d = actrack_build_death(p);
-		if (!d)
-			atomic64_inc(&ka->stats.reports_dropped);
-	}
+	d = actrack_build_death(p);
+	if (!d)
+		atomic64_inc(&ka->stats.reports_dropped);
 	/*
 	 * The report is in kernel memory now: free the records, keep the
 	 * report, and only then tell subscribers, so that whoever receives
 	 * a report finds the records gone and the report in GET_DEATHS.
 	 */
-	actrack_free_records(ka, p->pid, p->start_ticks, 0);
+	actrack_free_records(p, NULL, NULL);
 	atomic64_inc(&ka->stats.cleanups);
 	if (d) {
 		actrack_arena_store_death(ka, d);
-		/* Still ours to read: only this (ordered) queue evicts. */
+		/* Still ours to read: only this arena's work evicts. */
 		actrack_netlink_report(ka, d);
 	}
-	if (!p->report) {
-		/* The frees above happen before a reader sees the count drop. */
-		smp_mb__before_atomic();
-		atomic_dec(&actrack_exec_pending);
-	}
-	actrack_proc_free(p);
 }
 
 /*
@@ -416,118 +420,147 @@ static void actrack_proc_work(struct work_struct *work)
  * Then the tid was reused inside the process after the exit we handle,
  * and the tracker may already be the new thread's: leave it.
  */
-static bool actrack_tid_alive(struct actrack_thread_exit *te)
+static bool actrack_tid_alive(struct actrack_proc *p, u32 tid)
 {
 	struct task_struct *task;
 	bool alive = false;
 	struct pid *pid;
 
 	rcu_read_lock();
-	pid = find_pid_ns(te->tid, te->pid_ns);
+	pid = find_pid_ns(tid, p->pid_ns);
 	task = pid ? pid_task(pid, PIDTYPE_PID) : NULL;
 	if (task && !(READ_ONCE(task->flags) & PF_EXITING) &&
-	    task_tgid_nr_ns(task, te->pid_ns) == te->pid &&
-	    task->group_leader->start_boottime == te->start_boottime)
+	    task_tgid_nr_ns(task, p->pid_ns) == p->owner.pid &&
+	    task->group_leader->start_boottime == p->start_boottime)
 		alive = true;
 	rcu_read_unlock();
 	return alive;
 }
 
-static void actrack_thread_work(struct work_struct *work)
-{
-	struct actrack_thread_exit *te =
-		container_of(work, struct actrack_thread_exit, work);
+/* One batch of a process's exited threads. */
+struct actrack_tid_batch {
+	struct actrack_proc *p;
+	bool sweep;		/* every thread that is gone */
+	u32 n;
+	u32 tids[ACTRACK_PROC_TIDS];
+};
 
-	/* tid 0 would mean "every record of the process". */
-	if (te->tid && !actrack_tid_alive(te))
-		actrack_free_records(te->arena, te->pid, te->start_ticks,
-				     te->tid);
-	actrack_karena_put(te->arena);
-	put_pid_ns(te->pid_ns);
-	kfree(te);
-}
-
-/* Any context (called from the probes). */
-void actrack_cleanup_queue_proc(struct actrack_proc *p)
+static bool actrack_batch_filter(void *ctx, u32 tid)
 {
-	if (!p->report)
-		atomic_inc(&actrack_exec_pending);
-	INIT_WORK(&p->work, actrack_proc_work);
-	queue_work(actrack_wq, &p->work);
-}
+	struct actrack_tid_batch *b = ctx;
+	u32 i;
 
-void actrack_cleanup_queue_thread(struct actrack_thread_exit *te)
-{
-	INIT_WORK(&te->work, actrack_thread_work);
-	queue_work(actrack_wq, &te->work);
+	if (!b->sweep) {
+		for (i = 0; i < b->n && b->tids[i] != tid; i++)
+			;
+		if (i == b->n)
+			return false;
+	}
+	return !actrack_tid_alive(b->p, tid);
 }
 
 /*
- * ATTACH after exec: wait until the old image's cleanup (queued by the
- * exec probe before this image ran) is done.  Only an exec cleanup can
- * match the caller's pid and start_ticks, so without one pending there is
- * nothing to wait for, and an ATTACH does not queue behind other users'
- * (possibly slow, hostile) arena walks.
+ * Lock held: queue @p's cleanup on its arena's list (once: an entry
+ * already queued takes the new events with it), @urgent ones first, and
+ * make sure the arena's work runs.  Any context; allocates nothing.
  */
-void actrack_cleanup_flush(void)
+void actrack_cleanup_queue_locked(struct actrack_proc *p, bool urgent)
 {
-	if (atomic_read_acquire(&actrack_exec_pending))
-		flush_workqueue(actrack_wq);
+	struct actrack_karena *ka = p->arena;
+
+	lockdep_assert_held(&actrack_procs_lock);
+	if (!p->queued) {
+		refcount_inc(&p->ref);
+		p->queued = true;
+		if (urgent)
+			list_add(&p->work_node, &ka->work_list);
+		else
+			list_add_tail(&p->work_node, &ka->work_list);
+	} else if (urgent) {
+		list_move(&p->work_node, &ka->work_list);
+	}
+	if (!ka->work_queued) {
+		/* @p holds @ka: this reference can never be the last. */
+		ka->work_queued = true;
+		actrack_karena_get(ka);
+		queue_work(actrack_wq, &ka->work);
+	}
+}
+
+/* Entries one run handles before it yields the worker to other arenas. */
+#define ACTRACK_WORK_BATCH	16
+
+void actrack_arena_work(struct work_struct *work)
+{
+	struct actrack_karena *ka = container_of(work, struct actrack_karena,
+						 work);
+	struct actrack_tid_batch b;
+	enum actrack_proc_state state;
+	struct actrack_proc *p;
+	unsigned int done;
+
+	for (done = 0; ; done++) {
+		raw_spin_lock(&actrack_procs_lock);
+		p = list_first_entry_or_null(&ka->work_list,
+					     struct actrack_proc, work_node);
+		if (!p) {
+			ka->work_queued = false;
+			raw_spin_unlock(&actrack_procs_lock);
+			break;
+		}
+		if (done == ACTRACK_WORK_BATCH) {
+			/* Keep the reference for the run queued here. */
+			queue_work(actrack_wq, &ka->work);
+			raw_spin_unlock(&actrack_procs_lock);
+			return;
+		}
+		list_del_init(&p->work_node);
+		p->queued = false;
+		state = p->state;
+		b.p = p;
+		b.sweep = p->tids_overflow;
+		b.n = p->nr_tids;
+		memcpy(b.tids, p->tids, b.n * sizeof(b.tids[0]));
+		p->nr_tids = 0;
+		p->tids_overflow = false;
+		raw_spin_unlock(&actrack_procs_lock);
+
+		switch (state) {
+		case ACTRACK_PROC_ATTACHED:
+			if (b.n || b.sweep)
+				actrack_free_records(p, actrack_batch_filter,
+						     &b);
+			break;
+		case ACTRACK_PROC_DEAD:
+			actrack_proc_death(p);
+			break;
+		case ACTRACK_PROC_EXEC:
+			actrack_free_records(p, NULL, NULL);
+			atomic64_inc(&ka->stats.cleanups);
+			actrack_proc_exec_done(p);
+			break;
+		case ACTRACK_PROC_GONE:
+			break;
+		}
+		actrack_proc_put(p);	/* the list's; never @ka's last */
+		cond_resched();
+	}
+	/* The queued run's reference: the last thing this run touches. */
+	actrack_karena_put(ka);
 }
 
 int actrack_cleanup_init(void)
 {
-	actrack_copy = kmalloc(sizeof(*actrack_copy), GFP_KERNEL);
-	actrack_proc_copy = kmalloc(sizeof(*actrack_proc_copy), GFP_KERNEL);
-	actrack_threads_tmp = kvmalloc_array(ACTRACK_DEATH_MAX_THREADS,
-					     sizeof(*actrack_threads_tmp),
-					     GFP_KERNEL);
-	actrack_acts_tmp = kvmalloc_array(ACTRACK_DEATH_MAX_ACTS,
-					  sizeof(*actrack_acts_tmp), GFP_KERNEL);
-	actrack_modules_tmp = kvmalloc_array(ACTRACK_DEATH_MAX_MODULES,
-					     sizeof(*actrack_modules_tmp),
-					     GFP_KERNEL);
-	actrack_ud_copy = kmalloc(sizeof(*actrack_ud_copy) +
-				  ACTRACK_DEATH_PROCESS_DATA_MAX, GFP_KERNEL);
-	actrack_proc_data_tmp = kmalloc(ACTRACK_DEATH_PROCESS_DATA_MAX,
-					GFP_KERNEL);
-	actrack_data_tmp = kvmalloc(ACTRACK_DEATH_MAX_DATA, GFP_KERNEL);
-	actrack_act_data_tmp = kvmalloc_array(ACTRACK_DEATH_MAX_ACTS,
-					      sizeof(*actrack_act_data_tmp),
-					      GFP_KERNEL);
-	if (!actrack_copy || !actrack_proc_copy || !actrack_threads_tmp ||
-	    !actrack_acts_tmp || !actrack_modules_tmp || !actrack_ud_copy ||
-	    !actrack_proc_data_tmp || !actrack_data_tmp ||
-	    !actrack_act_data_tmp)
-		goto err;
-	actrack_wq = alloc_ordered_workqueue("actrack", 0);
-	if (!actrack_wq)
-		goto err;
-	return 0;
-err:
-	kvfree(actrack_act_data_tmp);
-	kvfree(actrack_data_tmp);
-	kfree(actrack_proc_data_tmp);
-	kfree(actrack_ud_copy);
-	kvfree(actrack_modules_tmp);
-	kvfree(actrack_acts_tmp);
-	kvfree(actrack_threads_tmp);
-	kfree(actrack_proc_copy);
-	kfree(actrack_copy);
-	return -ENOMEM;
+	/*
+	 * Unbound and not ordered: each arena's work is one item, so its
+	 * entries stay in order while arenas proceed side by side.
+	 */
+	actrack_wq = alloc_workqueue("actrack", WQ_UNBOUND, 0);
+	return actrack_wq ? 0 : -ENOMEM;
 }
 
-/* The probes are gone: drain what they queued, then free the scratch. */
+/* The probes are gone: drain what they queued. */
 void actrack_cleanup_exit(void)
 {
 	destroy_workqueue(actrack_wq);
-	kvfree(actrack_act_data_tmp);
-	kvfree(actrack_data_tmp);
-	kfree(actrack_proc_data_tmp);
-	kfree(actrack_ud_copy);
-	kvfree(actrack_modules_tmp);
-	kvfree(actrack_acts_tmp);
-	kvfree(actrack_threads_tmp);
-	kfree(actrack_proc_copy);
-	kfree(actrack_copy);
 }

@@ -9,7 +9,8 @@
  * mmap offsets: ACTRACK_MMAP_ARENA (0) + n pages maps the arena from page n
  * (MAP_SHARED only, within the arena); ACTRACK_MMAP_CLOCK maps the clock
  * page, exactly one page, never writable.  Read-only mappings also lose
- * VM_MAYWRITE, so mprotect() cannot make them writable later.  Mappings
+ * VM_MAYWRITE, so mprotect() cannot make them writable later; no mapping
+ * is ever executable (VM_EXEC refused, VM_MAYEXEC cleared).  Mappings
  * are inherited across fork (the child must be able to read, and the
  * library re-attaches it as itself).
  */
@@ -30,6 +31,7 @@
 
 struct actrack_file {
 	struct mutex lock;		/* the fields below */
+	const struct cred *cred;	/* the opener's (file->f_cred) */
 	kuid_t uid;			/* whose arena */
 	struct actrack_karena *arena;	/* reference, or NULL until needed */
 	bool read_only;
@@ -47,6 +49,7 @@ static int actrack_open(struct inode *inode, struct file *file)
 	/* The opener's identity, like any file: an fd passed to another
 	 * process keeps referring to the opener's arena.
 	 */
+	f->cred = file->f_cred;
 	f->uid = file->f_cred->euid;
 	f->read_only = !(file->f_mode & FMODE_WRITE);
 	file->private_data = f;
@@ -63,15 +66,25 @@ static int actrack_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Lock held.  Return: the fd's arena (not a new reference) or ERR_PTR. */
+/*
+ * Lock held.  Return: the fd's arena (not a new reference) or ERR_PTR:
+ * only a writable fd creates one; a reader of a uid that has none gets
+ * -ENOENT (a reader must not cost anyone an arena).
+ */
 static struct actrack_karena *actrack_file_arena_locked(struct actrack_file *f)
 {
 	struct actrack_karena *ka;
 
 	if (!f->arena) {
-		ka = actrack_arena_get_or_create(f->uid);
-		if (IS_ERR(ka))
-			return ka;
+		if (f->read_only) {
+			ka = actrack_arena_lookup(f->uid);
+			if (!ka)
+				return ERR_PTR(-ENOENT);
+		} else {
+			ka = actrack_arena_get_or_create(f->cred);
+			if (IS_ERR(ka))
+				return ka;
+		}
 		f->arena = ka;
 	}
 	return f->arena;
@@ -132,7 +145,7 @@ static long actrack_ioc_attach(struct actrack_file *f, void __user *argp)
 
 	if (copy_from_user(&at, argp, sizeof(at)))
 		return -EFAULT;
-	if (at.flags || at.reserved[0] || at.reserved[1])
+	if (at.flags || at.reserved0 || at.reserved1)
 		return -EINVAL;
 	/* Read-only is checked first: such an fd never creates an arena here. */
 	mutex_lock(&f->lock);
@@ -146,16 +159,10 @@ static long actrack_ioc_attach(struct actrack_file *f, void __user *argp)
 	mutex_unlock(&f->lock);
 	if (IS_ERR(ka))
 		return PTR_ERR(ka);
-	ret = actrack_proc_attach(ka, &at.pid, &at.start_ticks);
+	ret = actrack_proc_attach(ka, &at);
 	actrack_karena_put(ka);
 	if (ret)
 		return ret;
-	/*
-	 * After exec, pid and start_ticks are those of the old image, whose
-	 * cleanup is queued by the exec probe.  Let it finish before this
-	 * image writes records that the cleanup would take for the old one.
-	 */
-	actrack_cleanup_flush();
 	return copy_to_user(argp, &at, sizeof(at)) ? -EFAULT : 0;
 }
 
@@ -268,6 +275,13 @@ static int actrack_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
+	/*
+	 * Data, never code: a page every process of the uid can write must
+	 * not become executable, now or by a later mprotect().
+	 */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	actrack_vm_flags_clear(vma, VM_MAYEXEC);
 	if (vma->vm_pgoff == ACTRACK_MMAP_CLOCK >> PAGE_SHIFT)
 		return actrack_mmap_clock(vma);
 	if (vma->vm_pgoff >= ACTRACK_MMAP_CLOCK >> PAGE_SHIFT)

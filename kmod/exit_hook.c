@@ -9,16 +9,23 @@
  * when to report and clean up.
  *
  * The probes run for every exit and exec in the system, with preemption
- * disabled, so they do O(1) work: an RCU hash lookup keyed by the group's
- * signal_struct (shared by all threads, kept across exec, unique while the
- * group lives), a raw spinlock only when the group is attached, and
- * queueing work.  Everything that touches the arena runs later in the
- * cleanup workqueue.
+ * disabled, so they do O(1) work and never allocate (PREEMPT_RT forbids
+ * it there): an RCU hash lookup keyed by the group's signal_struct (shared
+ * by all threads, kept across exec, unique while the group lives), a raw
+ * spinlock only when the group is attached, then recording the event in
+ * the proc entry itself (a thread's tid in a small array, or the group's
+ * end) and queueing its arena's cleanup work if it is not queued yet.
+ * However fast a uid churns threads, that costs one walk per batch, and
+ * only that uid's own arena work waits for it.
  *
- * Why the key is safe: an entry is inserted by a live thread of the group
- * (the caller of ATTACH), and removed by the probe of the group's last
- * exit or its exec, both of which run after that insertion.  So an entry
- * never outlives its signal_struct and a recycled pointer never matches.
+ * Why the key is safe: an ATTACHED entry is inserted by a live thread of
+ * the group (the caller of ATTACH), and leaves that state in the probe of
+ * the group's last exit or its exec, both of which run after that
+ * insertion.  So an ATTACHED entry never outlives its signal_struct and a
+ * recycled pointer never matches one.  An EXEC entry stays hashed until
+ * its cleanup is done, only so that the new image's ATTACH can wait for
+ * it; if the group dies meanwhile and its signal_struct is recycled, a
+ * stranger's ATTACH at worst waits for that cleanup too.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -34,16 +41,16 @@
 #include <linux/mm.h>
 #include <linux/binfmts.h>
 #include <linux/timekeeping.h>
+#include <linux/proc_ns.h>
 #include <trace/events/sched.h>
 #include "actrack.h"
 
 #define ACTRACK_PROC_HASH_BITS	10
 
 static DEFINE_HASHTABLE(actrack_procs, ACTRACK_PROC_HASH_BITS);
-/* Raw: taken with preemption disabled in the probes, also on PREEMPT_RT. */
-static DEFINE_RAW_SPINLOCK(actrack_procs_lock);
+DEFINE_RAW_SPINLOCK(actrack_procs_lock);
+/* Entries in the hash (any state): the probes' fast way out. */
 static atomic_t actrack_nr_procs = ATOMIC_INIT(0);
-static atomic64_t actrack_thread_alloc_failures = ATOMIC64_INIT(0);
 
 static struct tracepoint *actrack_tp_exit;
 static struct tracepoint *actrack_tp_exec;
@@ -60,28 +67,74 @@ static u64 actrack_ns_to_ticks(u64 ns)
 #endif
 }
 
-/* RCU read side (or the lock) held. */
-static struct actrack_proc *actrack_proc_find(const void *key)
+/*
+ * RCU read side (or the lock) held.  The entry of @key in @state; an
+ * ATTACHED and an EXEC entry of one group may both be hashed.
+ */
+static struct actrack_proc *actrack_proc_find(const void *key,
+					      enum actrack_proc_state state)
 {
 	struct actrack_proc *p;
 
 	hash_for_each_possible_rcu(actrack_procs, p, hnode, (unsigned long)key,
 				   lockdep_is_held(&actrack_procs_lock))
-		if (p->key == key)
+		if (p->key == key && READ_ONCE(p->state) == state)
 			return p;
 	return NULL;
 }
 
-void actrack_proc_free(struct actrack_proc *p)
+/* Context: process (it may drop the last arena reference). */
+void actrack_proc_put(struct actrack_proc *p)
 {
+	if (!refcount_dec_and_test(&p->ref))
+		return;
 	actrack_karena_put(p->arena);
 	put_pid_ns(p->pid_ns);
+	put_pid(p->tgid);
 	/* A probe may still be looking at it under RCU. */
 	kfree_rcu(p, rcu);
 }
 
+/* Lock held: take @p out of the hash (the caller owns the hash's ref). */
+static void actrack_proc_unhash_locked(struct actrack_proc *p)
+{
+	hash_del_rcu(&p->hnode);
+	p->hashed = false;
+	atomic_dec(&actrack_nr_procs);
+}
+
+/* Lock held: ATTACHED -> @state.  False if it was not ATTACHED. */
+static bool actrack_proc_end_locked(struct actrack_proc *p,
+				    enum actrack_proc_state state)
+{
+	if (p->state != ACTRACK_PROC_ATTACHED)
+		return false;
+	WRITE_ONCE(p->state, state);
+	atomic_dec(&p->arena->attached);
+	actrack_clock_detach();
+	return true;
+}
+
 /*
- * The command line as /proc/PID/cmdline shows it before any rewrite, read
+ * The exec cleanup of @p is done (cleanup work, process context): let
+ * ATTACH waiters go, and drop the hash's reference (unless unload took
+ * the entry out first).
+ */
+void actrack_proc_exec_done(struct actrack_proc *p)
+{
+	bool hashed;
+
+	raw_spin_lock(&actrack_procs_lock);
+	hashed = p->hashed;
+	if (hashed)
+		actrack_proc_unhash_locked(p);
+	raw_spin_unlock(&actrack_procs_lock);
+	complete_all(&p->done);
+	if (hashed)
+		actrack_proc_put(p);
+}
+
+/* * The command line as /proc/PID/cmdline shows it before any rewrite, read
  * from our own mm (we are the process), bounded.  Userspace may since have
  * rewritten argv; what we keep is the kernel's copy from now on.
  */
@@ -107,75 +160,88 @@ static void actrack_read_cmdline(struct actrack_proc *p)
 
 /*
  * Register the calling process with @ka.  Idempotent for a process already
- * attached to @ka (same pid and start_ticks); -EEXIST if it is attached to
- * another arena.  Context: process, may sleep.
+ * attached to @ka; -EEXIST if it is attached to another arena.  After an
+ * exec, waits (killably: -EINTR) for the old image's cleanup only, which
+ * would otherwise free what this image writes under the same identity.
+ * Fills @at's pid, pid_ns and start_ticks.  Context: process, may sleep.
  */
-int actrack_proc_attach(struct actrack_karena *ka, u32 *pid, u64 *ticks)
+int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 {
 	struct task_struct *leader = current->group_leader;
 	const void *key = current->signal;
 	struct actrack_proc *p, *old;
 	u64 boot_ns;
-	int ret = 0;
+	int ret;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return -ENOMEM;
+	refcount_set(&p->ref, 1);		/* the hash's */
+	init_completion(&p->done);
+	INIT_LIST_HEAD(&p->work_node);
 	p->key = key;
 	p->pid_ns = get_pid_ns(task_active_pid_ns(current));
-	p->pid = task_tgid_nr_ns(current, p->pid_ns);
+	p->tgid = get_pid(task_tgid(current));
+	p->owner.pid = task_tgid_nr_ns(current, p->pid_ns);
+	p->owner.pid_ns = p->pid_ns->ns.inum;
 	p->start_boottime = leader->start_boottime;
 	/*
 	 * Exactly field 22 of /proc/self/stat as this process reads it: the
 	 * leader's start (exec keeps it), shifted into our time namespace.
 	 */
 	boot_ns = timens_add_boottime_ns(p->start_boottime);
-	p->start_ticks = actrack_ns_to_ticks(boot_ns);
+	p->owner.start_ticks = actrack_ns_to_ticks(boot_ns);
 	actrack_read_cmdline(p);
 
-	raw_spin_lock(&actrack_procs_lock);
-	old = actrack_proc_find(key);
-	if (old) {
-		if (old->arena != ka) {
-			ret = -EEXIST;
-		} else {
-			*pid = old->pid;
-			*ticks = old->start_ticks;
+	for (;;) {
+		raw_spin_lock(&actrack_procs_lock);
+		old = actrack_proc_find(key, ACTRACK_PROC_ATTACHED);
+		if (old) {
+			ret = old->arena == ka ? 0 : -EEXIST;
+			if (!ret)
+				p->owner = old->owner;	/* what we said before */
+			raw_spin_unlock(&actrack_procs_lock);
+			goto out_free;
 		}
-	} else {
-		actrack_karena_get(ka);
-		p->arena = ka;
-		atomic_inc(&ka->attached);
-		atomic_inc(&actrack_nr_procs);
-		hash_add_rcu(actrack_procs, &p->hnode, (unsigned long)key);
-		*pid = p->pid;
-		*ticks = p->start_ticks;
+		old = actrack_proc_find(key, ACTRACK_PROC_EXEC);
+		if (!old)
+			break;
+		refcount_inc(&old->ref);
+		raw_spin_unlock(&actrack_procs_lock);
+		ret = wait_for_completion_killable(&old->done);
+		actrack_proc_put(old);
+		if (ret) {
+			ret = -EINTR;
+			goto out_free;
+		}
 	}
+	actrack_karena_get(ka);
+	p->arena = ka;
+	p->state = ACTRACK_PROC_ATTACHED;
+	atomic_inc(&ka->attached);
+	atomic_inc(&actrack_nr_procs);
+	hash_add_rcu(actrack_procs, &p->hnode, (unsigned long)key);
+	p->hashed = true;
+	at->pid = p->owner.pid;
+	at->pid_ns = p->owner.pid_ns;
+	at->start_ticks = p->owner.start_ticks;
 	raw_spin_unlock(&actrack_procs_lock);
-
-	if (old) {
-		put_pid_ns(p->pid_ns);
-		kfree(p);
-		return ret;
-	}
 	actrack_clock_attach();
 	return 0;
+
+out_free:
+	if (!ret) {
+		at->pid = p->owner.pid;
+		at->pid_ns = p->owner.pid_ns;
+		at->start_ticks = p->owner.start_ticks;
+	}
+	put_pid_ns(p->pid_ns);
+	put_pid(p->tgid);
+	kfree(p);
+	return ret;
 }
 
-/* Lock held: take @p out; the caller queues its work.  False if lost. */
-static bool actrack_proc_unhash_locked(struct actrack_proc *p)
-{
-	if (hlist_unhashed(&p->hnode))
-		return false;
-	hash_del_rcu(&p->hnode);
-	atomic_dec(&p->arena->attached);
-	atomic_dec(&actrack_nr_procs);
-	actrack_clock_detach();
-	return true;
-}
-
-/*
- * The status wait() will return for the group: its leader's, exactly as
+/* * The status wait() will return for the group: its leader's, exactly as
  * wait_task_zombie() computes it (a group exit or fatal signal sets
  * group_exit_code; otherwise the leader's own exit code counts, even if
  * the leader exited before the other threads).  The leader's task_struct
@@ -190,105 +256,74 @@ static u32 actrack_wait_status(struct task_struct *task)
 	return READ_ONCE(task->group_leader->exit_code);
 }
 
-/* A single thread leaves a group that goes on: free just its tracker. */
-static void actrack_thread_exited(struct task_struct *task,
-				  struct actrack_proc *p)
-{
-	struct actrack_thread_exit *te;
-
-	/* Atomic context; a failure only delays the free to group death. */
-	te = kmalloc(sizeof(*te), GFP_ATOMIC | __GFP_NOWARN);
-	if (!te) {
-		atomic64_inc(&actrack_thread_alloc_failures);
-		return;
-	}
-	raw_spin_lock(&actrack_procs_lock);
-	if (hlist_unhashed(&p->hnode)) {
-		/* Group already gone: its cleanup frees everything. */
-		raw_spin_unlock(&actrack_procs_lock);
-		kfree(te);
-		return;
-	}
-	/* Under the lock, p's references cannot be dropped under us. */
-	actrack_karena_get(p->arena);
-	te->arena = p->arena;
-	te->pid_ns = get_pid_ns(p->pid_ns);
-	te->pid = p->pid;
-	te->start_ticks = p->start_ticks;
-	te->start_boottime = p->start_boottime;
-	te->tid = task_pid_nr_ns(task, p->pid_ns);
-	raw_spin_unlock(&actrack_procs_lock);
-	actrack_cleanup_queue_thread(te);
-}
-
 static void actrack_probe_exit(void *data, struct task_struct *task)
 {
 	struct signal_struct *sig = task->signal;
 	struct actrack_proc *p;
-	bool won;
 
 	if (likely(!atomic_read(&actrack_nr_procs)))
 		return;
 	rcu_read_lock();
-	p = actrack_proc_find(sig);
+	p = actrack_proc_find(sig, ACTRACK_PROC_ATTACHED);
 	if (!p)
 		goto out;
+	raw_spin_lock(&actrack_procs_lock);
 	if (atomic_read(&sig->live) == 0) {
 		/*
 		 * The group is dead.  Two threads exiting together may both
-		 * see live == 0; only the one that unhashes reports.
+		 * see live == 0; only the one that ends the entry reports.
 		 */
-		raw_spin_lock(&actrack_procs_lock);
-		won = actrack_proc_unhash_locked(p);
-		raw_spin_unlock(&actrack_procs_lock);
-		if (won) {
-			p->report = true;
+		if (actrack_proc_end_locked(p, ACTRACK_PROC_DEAD)) {
 			p->wait_status = actrack_wait_status(task);
 			p->exit_time_ns = ktime_get_ns();
-			actrack_cleanup_queue_proc(p);
+			actrack_cleanup_queue_locked(p, true);
+			actrack_proc_unhash_locked(p);
+			/* The queue holds it now: never the last reference. */
+			refcount_dec(&p->ref);
 		}
-	} else if (!(READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) &&
+	} else if (p->state == ACTRACK_PROC_ATTACHED &&
+		   !(READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) &&
 		   !READ_ONCE(sig->group_exec_task)) {
 		/*
 		 * Only a thread that leaves on its own.  When the whole group
 		 * is going (fatal signal, exit_group, exec) every tracker must
 		 * survive until the death report (or exec cleanup) reads them.
 		 */
-		actrack_thread_exited(task, p);
+		if (p->nr_tids < ACTRACK_PROC_TIDS)
+			p->tids[p->nr_tids++] = task_pid_nr_ns(task, p->pid_ns);
+		else
+			p->tids_overflow = true;
+		actrack_cleanup_queue_locked(p, false);
 	}
+	raw_spin_unlock(&actrack_procs_lock);
 out:
 	rcu_read_unlock();
 }
 
 /*
  * After exec the image that attached is gone but pid and start_ticks stay:
- * free the old image's records now (no death report), and let the new
- * image attach again (its ATTACH flushes this work first).
+ * free the old image's records now (no death report).  The entry stays
+ * hashed as EXEC until that is done, for the new image's ATTACH to wait on.
  */
 static void actrack_probe_exec(void *data, struct task_struct *task,
 			       pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct actrack_proc *p;
-	bool won = false;
 
 	if (likely(!atomic_read(&actrack_nr_procs)))
 		return;
 	rcu_read_lock();
-	p = actrack_proc_find(task->signal);
+	p = actrack_proc_find(task->signal, ACTRACK_PROC_ATTACHED);
 	if (p) {
 		raw_spin_lock(&actrack_procs_lock);
-		won = actrack_proc_unhash_locked(p);
+		if (actrack_proc_end_locked(p, ACTRACK_PROC_EXEC))
+			actrack_cleanup_queue_locked(p, true);
 		raw_spin_unlock(&actrack_procs_lock);
-	}
-	if (won) {
-		p->report = false;
-		actrack_cleanup_queue_proc(p);
 	}
 	rcu_read_unlock();
 }
 
-/*
- * The tracepoints are not exported, so the typed register_trace_*()
+/* * The tracepoints are not exported, so the typed register_trace_*()
  * helpers cannot be called; but they can be type-checked against our
  * probes, so that a kernel that changes a prototype fails to build
  * instead of calling a probe with the wrong arguments.  Never called.
@@ -347,10 +382,7 @@ err_exit:
 void actrack_exit_hook_exit(void)
 {
 	struct actrack_proc *p;
-	HLIST_HEAD(gone);
-	struct hlist_node *tmp;
 	unsigned int bkt;
-	u64 failures;
 
 	if (actrack_exec_registered)
 		tracepoint_probe_unregister(actrack_tp_exec,
@@ -362,18 +394,23 @@ void actrack_exit_hook_exit(void)
 	actrack_exit_registered = false;
 	tracepoint_synchronize_unregister();
 
-	raw_spin_lock(&actrack_procs_lock);
-	hash_for_each_safe(actrack_procs, bkt, tmp, p, hnode) {
-		actrack_proc_unhash_locked(p);
-		/* No reader is left: reuse the node for a private list. */
-		hlist_add_head(&p->hnode, &gone);
+	/* One at a time: the cleanup work may take EXEC entries out too. */
+	for (;;) {
+		p = NULL;
+		raw_spin_lock(&actrack_procs_lock);
+		hash_for_each(actrack_procs, bkt, p, hnode)
+			break;
+		if (p) {
+			/* A queued work now leaves it alone. */
+			if (p->state == ACTRACK_PROC_ATTACHED)
+				actrack_proc_end_locked(p, ACTRACK_PROC_GONE);
+			actrack_proc_unhash_locked(p);
+		}
+		raw_spin_unlock(&actrack_procs_lock);
+		if (!p)
+			break;
+		complete_all(&p->done);
+		/* Outside the raw lock: dropping an arena may free it. */
+		actrack_proc_put(p);
 	}
-	raw_spin_unlock(&actrack_procs_lock);
-	/* Outside the raw lock: dropping an arena may vfree it. */
-	hlist_for_each_entry_safe(p, tmp, &gone, hnode)
-		actrack_proc_free(p);
-	failures = atomic64_read(&actrack_thread_alloc_failures);
-	if (failures)
-		pr_info("%llu thread exits left to group cleanup (no memory)\n",
-			failures);
 }

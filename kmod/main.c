@@ -22,6 +22,10 @@ unsigned int actrack_max_arenas = ACTRACK_DEFAULT_MAX_ARENAS;
 module_param_named(max_arenas, actrack_max_arenas, uint, 0444);
 MODULE_PARM_DESC(max_arenas, "most arenas (uids) at a time (1..4096)");
 
+unsigned int actrack_max_arenas_per_user = ACTRACK_DEFAULT_MAX_ARENAS_PER_USER;
+module_param_named(max_arenas_per_user, actrack_max_arenas_per_user, uint, 0444);
+MODULE_PARM_DESC(max_arenas_per_user, "most arenas charged to one user: a uid of the initial user namespace, or the owner of a user namespace for all uids inside it (1..max_arenas)");
+
 unsigned int actrack_deaths_kept = ACTRACK_DEFAULT_DEATHS_KEPT;
 module_param_named(deaths_kept, actrack_deaths_kept, uint, 0444);
 MODULE_PARM_DESC(deaths_kept, "death reports kept per arena for GET_DEATHS (1..4096)");
@@ -42,6 +46,12 @@ static int __init actrack_check_params(void)
 	    actrack_max_arenas > ACTRACK_MAX_ARENAS_LIMIT) {
 		pr_err("max_arenas %u outside 1..%u\n", actrack_max_arenas,
 		       ACTRACK_MAX_ARENAS_LIMIT);
+		return -EINVAL;
+	}
+	if (actrack_max_arenas_per_user < 1 ||
+	    actrack_max_arenas_per_user > actrack_max_arenas) {
+		pr_err("max_arenas_per_user %u outside 1..%u\n",
+		       actrack_max_arenas_per_user, actrack_max_arenas);
 		return -EINVAL;
 	}
 	if (actrack_deaths_kept < 1 ||
@@ -118,4 +128,5 @@ module_exit(actrack_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("actrack authors");
+MODULE_VERSION("0.2.0");
 MODULE_DESCRIPTION("actrack: activity tracking arenas, death reports and cleanup");

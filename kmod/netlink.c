@@ -12,9 +12,18 @@
  * it subscribed; it then sees the uids mapped into that namespace.
  * Sends never block: a full socket loses the report (counted).
  *
- * Every message renders a struct actrack_death from kernel memory; pids
- * and start_ticks are as the attaching process saw them, uids as the
- * reader's user namespace sees them.
+ * Identity is the socket's: every request acts as the credentials its
+ * socket was opened with, and a request written by anyone else (a
+ * privileged program writing into an inherited socket, the class that
+ * netlink_capable() exists for) is refused with -EPERM.  Network
+ * namespaces do not filter; pid namespaces do: a subscriber (or dumper)
+ * sees a death only if the dead process is visible in its pid namespace,
+ * with ACTRACK_A_PID translated into that namespace.  Thread ids, records
+ * and start_ticks stay as the dead process saw them (ACTRACK_A_PID_NS
+ * names its namespace).
+ *
+ * Every message renders a struct actrack_death from kernel memory; uids
+ * as the reader's user namespace sees them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,20 +36,60 @@
 #include <net/genetlink.h>
 #include <net/netlink.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
+#include <linux/pid_namespace.h>
+#include <linux/jiffies.h>
 #include "actrack.h"
 
+/*
+ * A subscription belongs to its socket (@sk, referenced), not to its
+ * portid: a portid freed by close() can be bound by another user's socket
+ * before NETLINK_URELEASE reaches us, and must not inherit the reports.
+ */
 struct actrack_sub {
 	struct list_head node;
 	struct net *net;			/* reference */
+	struct sock *sk;			/* reference */
 	u32 portid;
 	kuid_t uid;
+	kuid_t charged;				/* actrack_charged_uid() */
 	struct user_namespace *user_ns;		/* reference */
+	struct pid_namespace *pid_ns;		/* reference */
 	bool all_uids;
 };
 
 static LIST_HEAD(actrack_subs);
 static DEFINE_MUTEX(actrack_subs_mutex);
-static unsigned int actrack_nr_subs;
+
+/* Who sent a request: the opener of its socket, if that is also who
+ * wrote it.
+ */
+struct actrack_nl_id {
+	kuid_t uid;
+	struct user_namespace *user_ns;
+	struct pid_namespace *pid_ns;
+	kuid_t charged;
+};
+
+static int actrack_nl_identity(const struct sk_buff *skb,
+			       struct actrack_nl_id *id)
+{
+	struct sock *sk = NETLINK_CB(skb).sk;
+	const struct cred *opener;
+
+	/* The sender is inside sendmsg() on this socket: its file lives. */
+	if (!sk || !sk->sk_socket || !sk->sk_socket->file)
+		return -EPERM;
+	opener = sk->sk_socket->file->f_cred;
+	if (!uid_eq(opener->euid, current_euid()) ||
+	    opener->user_ns != current_user_ns())
+		return -EPERM;
+	id->uid = opener->euid;
+	id->user_ns = opener->user_ns;
+	id->pid_ns = task_active_pid_ns(current);
+	id->charged = actrack_charged_uid(opener);
+	return 0;
+}
 
 static struct genl_family actrack_genl_family;
 
@@ -92,6 +141,7 @@ static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_MODULE]	= NLA_POLICY_EXACT_LEN(sizeof(struct actrack_module)),
 	[ACTRACK_A_PROCESS_DATA] = { .type = NLA_BINARY,
 				     .len = ACTRACK_DEATH_PROCESS_DATA_MAX },
+	[ACTRACK_A_PID_NS]	= { .type = NLA_U32 },
 };
 
 /* Requests: SUBSCRIBE and GET_DEATHS take ALL_UIDS, nothing else does.
@@ -127,9 +177,17 @@ static bool actrack_may_see(kuid_t reader, struct user_namespace *ns,
 
 static void actrack_sub_free(struct actrack_sub *s)
 {
+	put_pid_ns(s->pid_ns);
 	put_user_ns(s->user_ns);
+	sock_put(s->sk);
 	put_net(s->net);
 	kfree(s);
+}
+
+/* Closed: only URELEASE and report delivery still find it. */
+static bool actrack_sub_dead(const struct actrack_sub *s)
+{
+	return sock_flag(s->sk, SOCK_DEAD);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -163,8 +221,8 @@ static size_t actrack_data_msg_size(const struct actrack_death *d)
 static size_t actrack_death_msg_size(const struct actrack_death *d)
 {
 	return actrack_data_msg_size(d) +
-	       nla_total_size(4) * 6 +		/* pid uid status code/sig
-						 * phase flags
+	       nla_total_size(4) * 7 +		/* pid uid status code/sig
+						 * phase flags pid_ns
 						 */
 	       nla_total_size(0) +		/* core dumped */
 	       nla_total_size_64bit(8) * 3 +	/* start, exit time, seq */
@@ -244,8 +302,8 @@ cancel:
  * smaller than a whole report); otherwise the message is all or nothing.
  */
 static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
-			     struct user_namespace *ns, u32 portid, u32 seq,
-			     int nlflags, bool may_truncate)
+			     u32 pid, struct user_namespace *ns, u32 portid,
+			     u32 seq, int nlflags, bool may_truncate)
 {
 	u32 status = d->wait_status, sig = status & 0x7f, flags = d->flags;
 	struct nlattr *flags_attr;
@@ -256,7 +314,8 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
 			  ACTRACK_CMD_DEATH);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, ACTRACK_A_PID, d->pid) ||
+	if (nla_put_u32(skb, ACTRACK_A_PID, pid) ||
+	    nla_put_u32(skb, ACTRACK_A_PID_NS, d->pid_ns) ||
 	    nla_put_u64_64bit(skb, ACTRACK_A_START_TICKS, d->start_ticks,
 			      ACTRACK_A_PAD) ||
 	    nla_put_u32(skb, ACTRACK_A_UID, from_kuid_munged(ns, d->uid)) ||
@@ -341,12 +400,19 @@ void actrack_netlink_report(struct actrack_karena *ka,
 	struct actrack_sub *s, *tmp;
 	struct sk_buff *skb;
 	bool trunc;
+	u32 pid;
 	int err;
 
 	mutex_lock(&actrack_subs_mutex);
 	list_for_each_entry_safe(s, tmp, &actrack_subs, node) {
 		if (!actrack_may_see(s->uid, s->user_ns, s->all_uids, d->uid))
 			continue;
+		/* Not in its pid namespace: not its business. */
+		pid = pid_nr_ns(d->tgid, s->pid_ns);
+		if (!pid)
+			continue;
+		if (actrack_sub_dead(s))
+			continue;	/* closed; URELEASE removes it */
 		/*
 		 * A big report needs a high-order allocation; rather than
 		 * lose it, fall back to a page-sized, truncated one.
@@ -362,7 +428,8 @@ void actrack_netlink_report(struct actrack_karena *ka,
 			continue;
 		}
 		/* Rendered per subscriber: the uid is its namespace's. */
-		if (actrack_put_death(skb, d, s->user_ns, 0, 0, 0, trunc)) {
+		if (actrack_put_death(skb, d, pid, s->user_ns, 0, 0, 0,
+				      trunc)) {
 			nlmsg_free(skb);
 			atomic64_inc(&ka->stats.reports_dropped);
 			continue;
@@ -373,12 +440,6 @@ void actrack_netlink_report(struct actrack_karena *ka,
 			continue;
 		}
 		atomic64_inc(&ka->stats.reports_dropped);
-		if (err == -ECONNREFUSED) {
-			/* No such socket any more (URELEASE raced us). */
-			list_del(&s->node);
-			actrack_nr_subs--;
-			actrack_sub_free(s);
-		}
 	}
 	mutex_unlock(&actrack_subs_mutex);
 }
@@ -387,12 +448,12 @@ void actrack_netlink_report(struct actrack_karena *ka,
 /* Subscriptions                                                           */
 /* ---------------------------------------------------------------------- */
 
-static struct actrack_sub *actrack_sub_find(struct net *net, u32 portid)
+static struct actrack_sub *actrack_sub_find(const struct sock *sk)
 {
 	struct actrack_sub *s;
 
 	list_for_each_entry(s, &actrack_subs, node)
-		if (net_eq(s->net, net) && s->portid == portid)
+		if (s->sk == sk)
 			return s;
 	return NULL;
 }
@@ -400,84 +461,107 @@ static struct actrack_sub *actrack_sub_find(struct net *net, u32 portid)
 static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 {
 	bool all = info->attrs[ACTRACK_A_ALL_UIDS];
-	struct net *net = genl_info_net(info);
-	kuid_t uid = current_euid();
+	struct sock *sk = NETLINK_CB(skb).sk;
 	struct actrack_sub *s, *it;
-	unsigned int same_uid = 0;
-	int ret = 0;
+	struct actrack_nl_id id;
+	unsigned int same = 0;
+	int ret;
 
+	ret = actrack_nl_identity(skb, &id);
+	if (ret)
+		return ret;
 	if (all && !actrack_nl_privileged(skb))
 		return -EPERM;
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
+	s->uid = id.uid;
+	s->charged = id.charged;
+	s->all_uids = all;
+	s->user_ns = get_user_ns(id.user_ns);
+	s->pid_ns = get_pid_ns(id.pid_ns);
 
 	mutex_lock(&actrack_subs_mutex);
-	it = actrack_sub_find(net, info->snd_portid);
+	it = actrack_sub_find(sk);
 	if (it) {
 		/* Subscribing again updates the subscription in place. */
-		put_user_ns(it->user_ns);
-		it->user_ns = get_user_ns(current_user_ns());
-		it->uid = uid;
+		swap(it->user_ns, s->user_ns);
+		swap(it->pid_ns, s->pid_ns);
+		it->uid = s->uid;
+		it->charged = s->charged;
 		it->all_uids = all;
+		mutex_unlock(&actrack_subs_mutex);
+		put_pid_ns(s->pid_ns);
+		put_user_ns(s->user_ns);
 		kfree(s);
-		goto out;
+		return 0;
 	}
-	list_for_each_entry(it, &actrack_subs, node)
-		if (uid_eq(it->uid, uid))
-			same_uid++;
-	/* Each costs a message per death: bound them, per uid too, so one
-	 * user cannot crowd out the others.
+	/*
+	 * Each costs a message per death: bounded per user, a rootless
+	 * container's subordinate uids counting as its owner's, so that no
+	 * user crowds out the others (there is no global table to fill).
 	 */
-	if (actrack_nr_subs >= ACTRACK_MAX_SUBS ||
-	    same_uid >= ACTRACK_MAX_SUBS_PER_UID) {
+	list_for_each_entry(it, &actrack_subs, node)
+		if (uid_eq(it->charged, s->charged))
+			same++;
+	if (same >= ACTRACK_MAX_SUBS_PER_UID) {
+		mutex_unlock(&actrack_subs_mutex);
+		put_pid_ns(s->pid_ns);
+		put_user_ns(s->user_ns);
 		kfree(s);
-		ret = -ENOSPC;
-		goto out;
+		return -ENOSPC;
 	}
-	s->net = get_net(net);
+	sock_hold(sk);
+	s->sk = sk;
+	s->net = get_net(genl_info_net(info));
 	s->portid = info->snd_portid;
-	s->uid = uid;
-	s->user_ns = get_user_ns(current_user_ns());
-	s->all_uids = all;
 	list_add_tail(&s->node, &actrack_subs);
-	actrack_nr_subs++;
-out:
 	mutex_unlock(&actrack_subs_mutex);
-	return ret;
-}
-
-static bool actrack_sub_remove(struct net *net, u32 portid)
-{
-	struct actrack_sub *s;
-
-	mutex_lock(&actrack_subs_mutex);
-	s = actrack_sub_find(net, portid);
-	if (s) {
-		list_del(&s->node);
-		actrack_nr_subs--;
-	}
-	mutex_unlock(&actrack_subs_mutex);
-	if (!s)
-		return false;
-	actrack_sub_free(s);
-	return true;
+	return 0;
 }
 
 static int actrack_nl_unsubscribe(struct sk_buff *skb, struct genl_info *info)
 {
-	return actrack_sub_remove(genl_info_net(info), info->snd_portid) ?
-	       0 : -ENOENT;
+	struct actrack_nl_id id;
+	struct actrack_sub *s;
+	int ret;
+
+	ret = actrack_nl_identity(skb, &id);
+	if (ret)
+		return ret;
+	mutex_lock(&actrack_subs_mutex);
+	s = actrack_sub_find(NETLINK_CB(skb).sk);
+	if (s)
+		list_del(&s->node);
+	mutex_unlock(&actrack_subs_mutex);
+	if (!s)
+		return -ENOENT;
+	actrack_sub_free(s);
+	return 0;
 }
 
-/* A socket that goes away takes its subscription with it. */
+/*
+ * A socket that goes away takes its subscription with it.  URELEASE names
+ * a portid that another socket may already have bound and subscribed
+ * with: only the closed socket's subscription goes.
+ */
 static int actrack_nl_notify(struct notifier_block *nb, unsigned long state,
 			     void *ptr)
 {
 	struct netlink_notify *n = ptr;
+	struct actrack_sub *s, *tmp;
+	LIST_HEAD(gone);
 
-	if (state == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC)
-		actrack_sub_remove(n->net, n->portid);
+	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC)
+		return NOTIFY_DONE;
+	mutex_lock(&actrack_subs_mutex);
+	list_for_each_entry_safe(s, tmp, &actrack_subs, node)
+		if (net_eq(s->net, n->net) && s->portid == n->portid &&
+		    actrack_sub_dead(s))
+			list_move(&s->node, &gone);
+	mutex_unlock(&actrack_subs_mutex);
+	list_for_each_entry_safe(s, tmp, &gone, node)
+		actrack_sub_free(s);
 	return NOTIFY_DONE;
 }
 
@@ -496,14 +580,19 @@ enum {
 	ACTRACK_CB_ARENA,	/* index into the arena list */
 	ACTRACK_CB_SEQ,		/* last seq sent from that arena */
 	ACTRACK_CB_USERNS,	/* struct user_namespace *, referenced */
+	ACTRACK_CB_PIDNS,	/* struct pid_namespace *, referenced */
 };
 
 static int actrack_nl_deaths_start(struct netlink_callback *cb)
 {
 	struct nlattr *tb[ACTRACK_A_MAX + 1];
+	struct actrack_nl_id id;
 	bool all;
 	int err;
 
+	err = actrack_nl_identity(cb->skb, &id);
+	if (err)
+		return err;
 	err = nlmsg_parse(cb->nlh, GENL_HDRLEN, tb, ACTRACK_A_MAX,
 			  actrack_req_policy, NULL);
 	if (err)
@@ -512,19 +601,23 @@ static int actrack_nl_deaths_start(struct netlink_callback *cb)
 	if (all && !actrack_nl_privileged(cb->skb))
 		return -EPERM;
 	cb->args[ACTRACK_CB_ALL] = all ? 2 : 1;
-	cb->args[ACTRACK_CB_UID] = __kuid_val(current_euid());
+	cb->args[ACTRACK_CB_UID] = __kuid_val(id.uid);
 	cb->args[ACTRACK_CB_ARENA] = 0;
 	cb->args[ACTRACK_CB_SEQ] = 0;
-	cb->args[ACTRACK_CB_USERNS] = (long)get_user_ns(current_user_ns());
+	cb->args[ACTRACK_CB_USERNS] = (long)get_user_ns(id.user_ns);
+	cb->args[ACTRACK_CB_PIDNS] = (long)get_pid_ns(id.pid_ns);
 	return 0;
 }
 
 static int actrack_nl_deaths_done(struct netlink_callback *cb)
 {
 	struct user_namespace *ns = (void *)cb->args[ACTRACK_CB_USERNS];
+	struct pid_namespace *pid_ns = (void *)cb->args[ACTRACK_CB_PIDNS];
 
 	if (ns)
 		put_user_ns(ns);
+	if (pid_ns)
+		put_pid_ns(pid_ns);
 	return 0;
 }
 
@@ -533,7 +626,8 @@ static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
 			     struct actrack_karena *ka,
 			     struct user_namespace *ns)
 {
-	u32 kept = actrack_deaths_kept, i;
+	struct pid_namespace *pid_ns = (void *)cb->args[ACTRACK_CB_PIDNS];
+	u32 kept = actrack_deaths_kept, i, pid;
 	int ret = 0;
 
 	mutex_lock(&ka->lock);
@@ -543,10 +637,16 @@ static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
 		d = ka->ring[(ka->ring_head + kept - ka->ring_count + i) % kept];
 		if (d->seq <= (u64)cb->args[ACTRACK_CB_SEQ])
 			continue;
+		pid = pid_nr_ns(d->tgid, pid_ns);
+		if (!pid) {
+			cb->args[ACTRACK_CB_SEQ] = d->seq;
+			continue;	/* not in the reader's pid namespace */
+		}
 		/* Alone in a fresh skb a report may be cut; else retry it in
 		 * the next skb.
 		 */
-		if (actrack_put_death(skb, d, ns, NETLINK_CB(cb->skb).portid,
+		if (actrack_put_death(skb, d, pid, ns,
+				      NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
 				      skb->len == 0) && skb->len) {
 			ret = -EMSGSIZE;
@@ -596,12 +696,16 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	bool global = netlink_capable(skb, CAP_SYS_PTRACE) ||
 		      netlink_capable(skb, CAP_SYS_ADMIN);
 	struct actrack_karena *ka;
+	struct actrack_nl_id id;
 	struct nlattr *nest;
 	struct sk_buff *msg;
 	u64 sum[5] = { 0 }, arenas, attached = 0;
 	void *hdr;
-	int err = 0;
+	int err;
 
+	err = actrack_nl_identity(skb, &id);
+	if (err)
+		return err;
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -613,7 +717,7 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	if (!nest)
 		goto nospace;
 	/* The caller's own arena, if it has one (never created here). */
-	ka = actrack_arena_lookup(current_euid());
+	ka = actrack_arena_lookup(id.uid);
 	if (global) {
 		actrack_arena_sum_counters(sum);
 		arenas = actrack_arenas_count();
@@ -637,14 +741,12 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	      actrack_put_stat(msg, ACTRACK_S_REPORTS_SENT, sum[3]) ||
 	      actrack_put_stat(msg, ACTRACK_S_REPORTS_DROPPED, sum[4]);
 	if (!err && ka) {
-		struct actrack_arena a;
+		u64 used, free;
 
-		actrack_karena_view(ka, &a);
+		actrack_arena_usage(ka, &used, &free);
 		err = actrack_put_stat(msg, ACTRACK_S_ARENA_SIZE, ka->size) ||
-		      actrack_put_stat(msg, ACTRACK_S_BYTES_USED,
-				       actrack_arena_used(&a)) ||
-		      actrack_put_stat(msg, ACTRACK_S_BYTES_FREE,
-				       actrack_arena_free_bytes(&a));
+		      actrack_put_stat(msg, ACTRACK_S_BYTES_USED, used) ||
+		      actrack_put_stat(msg, ACTRACK_S_BYTES_FREE, free);
 	}
 	if (ka)
 		actrack_karena_put(ka);
@@ -693,6 +795,10 @@ static struct genl_family actrack_genl_family = {
 	.maxattr = ACTRACK_A_MAX,
 	.policy = actrack_policy,
 	.netnsok = true,
+	/* No genl_mutex: every handler takes only its own locks, so one
+	 * user's requests never wait behind another's.
+	 */
+	.parallel_ops = true,
 	.module = THIS_MODULE,
 	.ops = actrack_genl_ops,
 	.n_ops = ARRAY_SIZE(actrack_genl_ops),
@@ -727,6 +833,5 @@ void actrack_netlink_exit(void)
 		list_del(&s->node);
 		actrack_sub_free(s);
 	}
-	actrack_nr_subs = 0;
 	mutex_unlock(&actrack_subs_mutex);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <urcu-bp.h>
 #include "internal.h"
 
@@ -45,6 +46,7 @@ static void atfork_child(void)
 	 * identity: the next push or actrack_init() attaches as the child. */
 	p->attached = false;
 	p->pid = 0;
+	p->pid_ns = 0;
 	p->start_ticks = 0;
 	p->process_ref = 0;
 	__actrack_tracker_forget_after_fork();
@@ -89,12 +91,24 @@ ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks)
 	return 0;
 }
 
+uint32_t __actrack_pid_ns_of(const char *who)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/pid", who);
+	if (stat(path, &st))
+		return 0;
+	return (uint32_t)st.st_ino;
+}
+
 void __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
 {
 	struct actrack_proc *p = &__actrack_proc;
 
 	o->pid = p->pid;
 	o->tid = tid;
+	o->pid_ns = p->pid_ns;
 	o->start_ticks = p->start_ticks;
 	/* Readers treat data_id != 0 as "owner fields and contents valid". */
 	at_store_release(&o->data_id,
@@ -161,10 +175,12 @@ static int register_identity(void)
 		if (ioctl(p->map.fd, ACTRACK_IOC_ATTACH, &at) < 0)
 			return -errno;
 		p->pid = at.pid;
+		p->pid_ns = at.pid_ns;
 		p->start_ticks = at.start_ticks;
 		return 0;
 	}
 	p->pid = (uint32_t)getpid();
+	p->pid_ns = __actrack_pid_ns_of("self");
 	ret = actrack_read_start_ticks(getpid(), &p->start_ticks);
 	return ret;
 }

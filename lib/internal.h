@@ -54,6 +54,8 @@ __actrack_hidden void __actrack_unmap(struct actrack_map *m);
 /* The 16 bytes of /proc/sys/kernel/random/boot_id (zeros if unreadable). */
 __actrack_hidden void __actrack_read_boot_id(uint8_t id[16]);
 __actrack_hidden void __actrack_default_path(char *buf, size_t len);
+/* Inode number of /proc/@who/ns/pid ("self" or a pid), 0 if unknown. */
+__actrack_hidden uint32_t __actrack_pid_ns_of(const char *who);
 
 /* Time (lib/clock.c). */
 __actrack_hidden uint64_t __actrack_mono_ns(void);
@@ -124,6 +126,7 @@ struct actrack_proc {
 	bool attached;			/* registered as @pid/@start_ticks */
 	struct actrack_map map;
 	uint32_t pid;
+	uint32_t pid_ns;		/* inode of @pid's pid namespace */
 	uint64_t start_ticks;
 	uint32_t slots;			/* activity slots per thread */
 	uint32_t process_ref;		/* our PROCESS record */

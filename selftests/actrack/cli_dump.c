@@ -173,7 +173,7 @@ TEST_F(golden, stats)
 		 "threads:   4 (0 torn)\n"
 		 "corrupt:   no\n"
 		 "flags:     -\n"
-		 "abi:       1.0\n", self->path);
+		 "abi:       1.1\n", self->path);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
 	EXPECT_EQ(0, self->r.status);
 	EXPECT_STREQ("", self->r.err);

@@ -76,11 +76,20 @@ TEST_F(dev, attach)
 	EXPECT_EQ(getpid(), at.pid);
 	ASSERT_EQ(0, vm_start_ticks(getpid(), &ticks));
 	EXPECT_EQ(ticks, at.start_ticks);
-	EXPECT_EQ(0, at.reserved[0]);
+	/* The pid namespace the pid is in, as stat() shows it. */
+	{
+		struct stat st;
+
+		ASSERT_EQ(0, stat("/proc/self/ns/pid", &st));
+		EXPECT_EQ((uint32_t)st.st_ino, at.pid_ns);
+	}
+	EXPECT_EQ(0, at.reserved0);
+	EXPECT_EQ(0, at.reserved1);
 	/* Idempotent for the same process. */
 	ASSERT_EQ(0, ioctl(self->fd, ACTRACK_IOC_ATTACH, &again));
 	EXPECT_EQ(at.pid, again.pid);
 	EXPECT_EQ(at.start_ticks, again.start_ticks);
+	EXPECT_EQ(at.pid_ns, again.pid_ns);
 }
 
 TEST_F(dev, bad_ioctls)
@@ -109,7 +118,11 @@ TEST_F(dev, bad_ioctls)
 	EXPECT_EQ(-1, ioctl(self->fd, ACTRACK_IOC_ATTACH, &at));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&at, 0, sizeof(at));
-	at.reserved[1] = 1;
+	at.reserved0 = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, ACTRACK_IOC_ATTACH, &at));
+	EXPECT_EQ(EINVAL, errno);
+	memset(&at, 0, sizeof(at));
+	at.reserved1 = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, ACTRACK_IOC_ATTACH, &at));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&sel, 0, sizeof(sel));

@@ -143,8 +143,11 @@ TEST_F(reload, attached_processes_then_unload)
 			pids[i] = fork();
 			ASSERT_LE(0, pids[i]);
 			if (!pids[i]) {
-				if (actrack_init(NULL) ||
-				    actrack_backend() != ACTRACK_BACKEND_MODULE)
+				int r = actrack_init(NULL);
+
+				if (r)
+					_exit(20 + (-r & 0x3f));
+				if (actrack_backend() != ACTRACK_BACKEND_MODULE)
 					_exit(10);
 				actrack_push_task((uint64_t)i);
 				actrack_log("cycle %d child %d", cycle, i);

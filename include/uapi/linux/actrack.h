@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	0
+#define ACTRACK_ABI_MINOR	1
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -112,18 +112,31 @@ struct actrack_arena_header {
  * @data_id:     atomic; non-zero when the record is valid.  Written last,
  *               with release, by the creator; cleared first when freed.
  *               Readers load it (acquire) before and after a copy.
- * @pid:         process (thread-group) id, as seen by the attaching process.
+ * @pid:         process (thread-group) id, as seen by the attaching process
+ *               (in its own pid namespace).
  * @tid:         thread id for thread-owned records, 0 for process records,
- *               0 with pid 0 for global records.
+ *               0 with pid 0 for global records; in the same namespace.
+ * @pid_ns:      (ABI 1.1) the inode number of that pid namespace, as
+ *               stat(2) of /proc/self/ns/pid gives it; with the module, the
+ *               value ACTRACK_IOC_ATTACH returned.  One uid's processes in
+ *               different pid namespaces share one arena, and two of them
+ *               may have the same pid and start_ticks (two "pid 1"s started
+ *               in one tick): @pid_ns tells them apart.  0 where unknown
+ *               (file arenas written before ABI 1.1).
  * @start_ticks: process start in clock ticks since boot, field 22 of
- *               /proc/PID/stat.  Records are freed for an exited process
- *               only when pid and start_ticks both match.
+ *               /proc/PID/stat as the process itself reads it (shifted by
+ *               its time namespace's boottime offset, if any: a reader in
+ *               another time namespace must not compare it with its own
+ *               /proc).  Records are freed for an exited process only when
+ *               pid, pid_ns and start_ticks all match.
+ * All fields but @data_id are written by the creator before it publishes
+ * @data_id and never change afterwards.
  */
 struct actrack_owner {
 	__u32 data_id;
 	__u32 pid;
 	__u32 tid;
-	__u32 reserved;
+	__u32 pid_ns;
 	__u64 start_ticks;
 };
 
@@ -348,7 +361,10 @@ struct actrack_attach {
 	__u32 flags;		/* in */
 	__u32 pid;		/* out: tgid in the caller's pid namespace */
 	__u64 start_ticks;	/* out */
-	__u64 reserved[2];	/* in: zero */
+	__u32 pid_ns;		/* out (ABI 1.1): that namespace's inode
+				 * number, for actrack_owner.pid_ns */
+	__u32 reserved0;	/* in: zero */
+	__u64 reserved1;	/* in: zero */
 };
 
 /*
@@ -418,6 +434,12 @@ enum actrack_genl_attr {
 	ACTRACK_A_PROCESS_DATA,		/* binary, at most
 					 * ACTRACK_DEATH_PROCESS_DATA_MAX bytes:
 					 * see "User data in death reports" */
+	ACTRACK_A_PID_NS,		/* u32 (ABI 1.1): inode number of the
+					 * dead process's own pid namespace.
+					 * ACTRACK_A_PID is translated into the
+					 * receiver's pid namespace; thread ids
+					 * and records stay as the process saw
+					 * them, in this namespace */
 	__ACTRACK_A_MAX,
 };
 #define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
