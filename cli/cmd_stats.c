@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* actrack stats: how full the arena is, and the module's counters. */
 #include <errno.h>
+#include <string.h>
 #include "cli.h"
 
 static const char stats_help[] =
@@ -105,6 +106,14 @@ int cmd_stats(int argc, char **argv)
 	ret = cli_simple_args(argc, argv, stats_help, 0, 0);
 	if (ret >= 0)
 		return ret;
+	/* No arena with the module: nothing tracked now, counters still. */
+	if (!cli.arena && !strcmp(cli_arena_name(), ACTRACK_DEVICE_PATH) &&
+	    actrack_snapshot_take(NULL, 0, &s) == -ENOENT) {
+		printf("arena:     %s (none: no tracked process is alive)\n",
+		       ACTRACK_DEVICE_PATH);
+		print_kernel_stats();
+		return ferror(stdout) ? 1 : 0;
+	}
 	if (cli_snapshot(&s))
 		return 1;
 	for (uint32_t i = 0; i < s->nr_processes; i++)

@@ -125,6 +125,15 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 	case ENODEV:
 		snprintf(buf, len, "not a regular file");
 		return buf;
+	case ENOENT:
+		if (strcmp(path, ACTRACK_DEVICE_PATH))
+			break;
+		/* The module makes an arena for a uid's first writer and
+		 * takes its memory back when nothing uses it. */
+		snprintf(buf, len, "no arena for this uid (no tracked process "
+			 "is alive; `actrack monitor --recent` replays recent "
+			 "deaths)");
+		return buf;
 	}
 	snprintf(buf, len, "%s", strerror(err));
 	return buf;

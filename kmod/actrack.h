@@ -13,9 +13,10 @@
  *   reference is the last one only after every user is gone.
  * - struct actrack_proc (one per attached thread group) lives in a hash
  *   keyed by the group's signal_struct from ATTACH until the group dies or
- *   execs; the exit/exec probe unhashes it and queues its embedded work,
- *   which reports, frees the records and then frees the entry after an RCU
- *   grace period (the probe looks entries up under RCU).
+ *   execs; the probes put it on its arena's work list (thread exits too),
+ *   and the arena's work reports, frees the records and drops it; it is
+ *   freed after an RCU grace period (the probe looks entries up under
+ *   RCU).  It holds its arena and one of its memory users.
  * - struct actrack_death is built by the cleanup work, sent to subscribers,
  *   then owned by its arena's bounded deaths ring.
  */
@@ -86,8 +87,10 @@ struct actrack_karena {
 	struct list_head node;		/* actrack_arenas (arenas.c) */
 	kuid_t uid;
 	kuid_t charged;			/* actrack_charged_uid() of its maker */
-	void *mem;			/* vmap of @pages, shared with userspace */
+	struct mutex mem_lock;		/* @mem, @pages, @mem_users, usage */
+	void *mem;			/* vmap of @pages, NULL while idle */
 	struct page **pages;		/* charged to the maker's memcg */
+	unsigned int mem_users;		/* attached procs and vmas */
 	u32 size;
 	atomic_t attached;		/* processes attached to this arena */
 	struct actrack_counters stats;
@@ -101,12 +104,12 @@ struct actrack_karena {
 	struct work_struct work;
 	bool work_queued;
 
-	struct mutex lock;		/* the deaths ring and usage cache */
+	struct mutex lock;		/* the deaths ring */
 	struct actrack_death **ring;	/* actrack_deaths_kept slots */
 	u32 ring_head;			/* next slot to fill */
 	u32 ring_count;
 	size_t ring_bytes;
-	u64 free_bytes;			/* actrack_arena_usage()'s cache ... */
+	u64 free_bytes;			/* [mem_lock] usage cache ... */
 	unsigned long free_at;		/* ... computed then (jiffies, 0: never) */
 };
 
@@ -226,6 +229,8 @@ void actrack_arenas_exit(void);
 struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred);
 kuid_t actrack_charged_uid(const struct cred *cred);
 void actrack_arena_usage(struct actrack_karena *ka, u64 *used, u64 *free);
+int actrack_arena_mem_get(struct actrack_karena *ka, bool create);
+void actrack_arena_mem_put(struct actrack_karena *ka);
 struct actrack_karena *actrack_arena_lookup(kuid_t uid);
 struct actrack_karena *actrack_arena_nth(unsigned long idx);
 unsigned int actrack_arenas_count(void);

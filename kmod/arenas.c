@@ -6,14 +6,17 @@
  * different user namespaces names two arenas.
  *
  * An arena is created on first need by a writer (never by a read-only
- * open) and kept until module unload, so that it can still be read after
- * all its writers are gone (that is the point: forensics after a crash).
- * Its memory lives until the last reference: the list's, fds', vmas',
- * attached processes' and queued works'.  The memory is charged to the
- * memory cgroup of the process that made the arena, and arenas are
- * bounded twice: max_arenas in all, and max_arenas_per_user per charged
- * user (actrack_charged_uid(): a rootless container's subordinate uids
- * count as its owner's), so that one user cannot lock the others out.
+ * open).  Its memory lives while someone uses it: an attached process
+ * (until its cleanup is done) or a mapping; then it is given back, and
+ * the next writer gets a fresh one.  What outlives the memory is the
+ * small bookkeeping with the death ring, so that GET_DEATHS still
+ * replays a uid's last deaths after its last process died; that is kept
+ * until module unload, or until the table needs the slot (the oldest idle
+ * arena goes first).  Memory is charged to the memory cgroup of the
+ * process that needed it, and arenas are bounded twice: max_arenas in
+ * all, and max_arenas_per_user per charged user (actrack_charged_uid():
+ * a rootless container's subordinate uids count as its owner's), so that
+ * one user cannot lock the others out.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -115,37 +118,20 @@ void actrack_karena_put(struct actrack_karena *ka)
 	kref_put(&ka->kref, actrack_karena_release);
 }
 
-static struct actrack_karena *actrack_arena_create(kuid_t uid,
-						  kuid_t charged)
+/* mem_lock held: allocate and format the memory of an idle arena. */
+static int actrack_mem_setup(struct actrack_karena *ka)
 {
 	struct actrack_arena_header hdr;
 	struct actrack_arena a;
-	struct actrack_karena *ka;
 	u64 real, boot;
 	int ret;
 
-	ka = kzalloc(sizeof(*ka), GFP_KERNEL_ACCOUNT);
-	if (!ka)
-		return ERR_PTR(-ENOMEM);
-	ret = -ENOMEM;
-	ka->ring = kcalloc(actrack_deaths_kept, sizeof(*ka->ring),
-			   GFP_KERNEL_ACCOUNT);
-	if (!ka->ring)
-		goto err_ring;
-	ka->size = actrack_arena_size;
 	ka->mem = actrack_mem_alloc(ka, ka->size);
 	if (!ka->mem)
-		goto err_mem;
-	ka->charged = charged;
-	kref_init(&ka->kref);
-	mutex_init(&ka->lock);
-	INIT_LIST_HEAD(&ka->work_list);
-	INIT_WORK(&ka->work, actrack_arena_work);
-	ka->uid = uid;
-
+		return -ENOMEM;
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.flags = ACTRACK_ARENA_KERNEL;
-	hdr.uid = from_kuid(&init_user_ns, uid);
+	hdr.uid = from_kuid(&init_user_ns, ka->uid);
 	hdr.user_hz = USER_HZ;
 	hdr.create_mono_ns = ktime_get_ns();
 	real = ktime_get_real_ns();
@@ -159,17 +145,86 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid,
 	ret = actrack_arena_format(&a, &hdr);
 	if (ret) {
 		pr_err("arena format failed: %d\n", ret);
-		goto err_format;
+		actrack_mem_free(ka);
 	}
-	return ka;
+	return ret;
+}
 
-err_format:
-	actrack_mem_free(ka);
-err_mem:
-	kfree(ka->ring);
-err_ring:
-	kfree(ka);
-	return ERR_PTR(ret);
+/*
+ * The arena memory has users: attached processes and mappings.  The first
+ * user of an idle arena makes fresh memory if @create, else gets -ENOENT;
+ * the last one gives it back.
+ * A queued cleanup holds its process, so memory outlives pending work.
+ * Context: process.
+ */
+int actrack_arena_mem_get(struct actrack_karena *ka, bool create)
+{
+	int ret = 0;
+
+	mutex_lock(&ka->mem_lock);
+	if (!ka->mem)
+		ret = create ? actrack_mem_setup(ka) : -ENOENT;
+	if (!ret)
+		ka->mem_users++;
+	mutex_unlock(&ka->mem_lock);
+	return ret;
+}
+
+void actrack_arena_mem_put(struct actrack_karena *ka)
+{
+	mutex_lock(&ka->mem_lock);
+	if (!WARN_ON_ONCE(!ka->mem_users) && !--ka->mem_users)
+		actrack_mem_free(ka);
+	mutex_unlock(&ka->mem_lock);
+}
+
+/* Only the bookkeeping: memory comes with its first user. */
+static struct actrack_karena *actrack_arena_create(kuid_t uid,
+						  kuid_t charged)
+{
+	struct actrack_karena *ka;
+
+	ka = kzalloc(sizeof(*ka), GFP_KERNEL_ACCOUNT);
+	if (!ka)
+		return ERR_PTR(-ENOMEM);
+	ka->ring = kcalloc(actrack_deaths_kept, sizeof(*ka->ring),
+			   GFP_KERNEL_ACCOUNT);
+	if (!ka->ring) {
+		kfree(ka);
+		return ERR_PTR(-ENOMEM);
+	}
+	ka->size = actrack_arena_size;
+	ka->uid = uid;
+	ka->charged = charged;
+	kref_init(&ka->kref);
+	mutex_init(&ka->lock);
+	mutex_init(&ka->mem_lock);
+	INIT_LIST_HEAD(&ka->work_list);
+	INIT_WORK(&ka->work, actrack_arena_work);
+	return ka;
+}
+
+/*
+ * Lock held: drop one idle arena (no memory, nobody but the list holding
+ * it) to make room, the oldest first, of @charged's if @same_user.  Its
+ * death ring goes with it.  Return: true if one went.
+ */
+static bool actrack_arena_evict_locked(kuid_t charged, bool same_user)
+{
+	struct actrack_karena *ka;
+
+	list_for_each_entry(ka, &actrack_arenas, node) {
+		if (same_user && !uid_eq(ka->charged, charged))
+			continue;
+		/* Nobody else holds it, so nobody can start using it. */
+		if (kref_read(&ka->kref) != 1 || READ_ONCE(ka->mem))
+			continue;
+		list_del(&ka->node);
+		actrack_nr_arenas--;
+		actrack_karena_put(ka);
+		return true;
+	}
+	return false;
 }
 
 static struct actrack_karena *actrack_arena_find_locked(kuid_t uid)
@@ -202,8 +257,13 @@ struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred)
 	list_for_each_entry(ka, &actrack_arenas, node)
 		if (uid_eq(ka->charged, charged))
 			same++;
-	if (actrack_nr_arenas >= actrack_max_arenas ||
-	    same >= actrack_max_arenas_per_user) {
+	if (same >= actrack_max_arenas_per_user) {
+		if (!actrack_arena_evict_locked(charged, true)) {
+			ka = ERR_PTR(-ENOSPC);
+			goto out;
+		}
+	} else if (actrack_nr_arenas >= actrack_max_arenas &&
+		   !actrack_arena_evict_locked(charged, false)) {
 		ka = ERR_PTR(-ENOSPC);
 		goto out;
 	}
@@ -270,15 +330,22 @@ void actrack_arena_usage(struct actrack_karena *ka, u64 *used, u64 *free)
 {
 	struct actrack_arena a;
 
+	mutex_lock(&ka->mem_lock);
+	if (!ka->mem) {
+		/* Idle: its memory was given back. */
+		*used = 0;
+		*free = ka->size;
+		goto out;
+	}
 	actrack_karena_view(ka, &a);
 	*used = actrack_arena_used(&a);
-	mutex_lock(&ka->lock);
 	if (!ka->free_at || time_after(jiffies, ka->free_at + HZ)) {
 		ka->free_bytes = actrack_arena_free_bytes(&a);
 		ka->free_at = jiffies ? jiffies : 1;
 	}
 	*free = ka->free_bytes;
-	mutex_unlock(&ka->lock);
+out:
+	mutex_unlock(&ka->mem_lock);
 }
 
 /* out: cleanups, records_freed, corruption, reports_sent, reports_dropped */

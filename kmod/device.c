@@ -239,12 +239,19 @@ static long actrack_ioctl(struct file *file, unsigned int cmd,
  */
 static void actrack_vm_open(struct vm_area_struct *vma)
 {
-	actrack_karena_get(vma->vm_private_data);
+	struct actrack_karena *ka = vma->vm_private_data;
+
+	actrack_karena_get(ka);
+	/* The vma it is copied from holds the memory: cannot fail. */
+	WARN_ON_ONCE(actrack_arena_mem_get(ka, false));
 }
 
 static void actrack_vm_close(struct vm_area_struct *vma)
 {
-	actrack_karena_put(vma->vm_private_data);
+	struct actrack_karena *ka = vma->vm_private_data;
+
+	actrack_arena_mem_put(ka);
+	actrack_karena_put(ka);
 }
 
 static const struct vm_operations_struct actrack_arena_vm_ops = {
@@ -308,9 +315,19 @@ static int actrack_mmap(struct file *file, struct vm_area_struct *vma)
 		}
 		actrack_vm_flags_clear(vma, VM_MAYWRITE);
 	}
-	ret = remap_vmalloc_range(vma, ka->mem, vma->vm_pgoff);
+	/*
+	 * An idle arena gave its memory back: whoever maps it gets a fresh,
+	 * empty one for as long as the mapping lives.  The arena itself is
+	 * there (a reader never makes one), so this stays within max_arenas.
+	 */
+	ret = actrack_arena_mem_get(ka, true);
 	if (ret)
 		goto out;
+	ret = remap_vmalloc_range(vma, ka->mem, vma->vm_pgoff);
+	if (ret) {
+		actrack_arena_mem_put(ka);
+		goto out;
+	}
 	actrack_karena_get(ka);
 	vma->vm_private_data = ka;
 	vma->vm_ops = &actrack_arena_vm_ops;

@@ -88,6 +88,7 @@ void actrack_proc_put(struct actrack_proc *p)
 {
 	if (!refcount_dec_and_test(&p->ref))
 		return;
+	actrack_arena_mem_put(p->arena);
 	actrack_karena_put(p->arena);
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
@@ -173,9 +174,15 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	u64 boot_ns;
 	int ret;
 
+	/* Its records need memory: a memory user from now on. */
+	ret = actrack_arena_mem_get(ka, true);
+	if (ret)
+		return ret;
 	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
-	if (!p)
+	if (!p) {
+		actrack_arena_mem_put(ka);
 		return -ENOMEM;
+	}
 	refcount_set(&p->ref, 1);		/* the hash's */
 	init_completion(&p->done);
 	INIT_LIST_HEAD(&p->work_node);
@@ -238,6 +245,7 @@ out_free:
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
 	kfree(p);
+	actrack_arena_mem_put(ka);
 	return ret;
 }
 

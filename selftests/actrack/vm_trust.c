@@ -460,19 +460,26 @@ static int in_userns(int (*fn)(void *), void *arg)
 	return wait_child(pid);
 }
 
-/* Inside: inner uids 1..10 each try to make their arena. */
+/*
+ * Inside: inner uids 1..10 each try to make their arena and keep it in
+ * use (mapped) until the test closes the release pipe.  results[0..9]:
+ * errno per uid (shared mapping); fds [16]/[17] "ready" pipe, [18]/[19]
+ * "release" pipe.
+ */
 static int make_arenas(void *arg)
 {
-	int *results = arg;	/* shared mapping: errno per uid */
+	int *results = arg;
 	int i;
 
 	for (i = 0; i < 10; i++) {
 		pid_t pid = fork();
+		char c;
 
 		if (pid == 0) {
 			struct actrack_layout lay;
 			int fd;
 
+			close(results[19]);
 			if (setgid(1 + i) || setuid(1 + i))
 				_exit(70);
 			fd = open(ACTRACK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
@@ -480,17 +487,25 @@ static int make_arenas(void *arg)
 				_exit(71);
 			results[i] = ioctl(fd, ACTRACK_IOC_LAYOUT, &lay) ?
 				     errno : 0;
+			if (!results[i] &&
+			    mmap(NULL, lay.arena_size, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0) == MAP_FAILED)
+				results[i] = errno;
+			if (write(results[17], "r", 1) != 1)
+				_exit(72);
+			if (read(results[18], &c, 1) < 0)
+				_exit(73);
 			_exit(0);
 		}
-		if (wait_child(pid))
-			return 72;
+		if (pid < 0 || read(results[16], &c, 1) != 1)
+			return 74;
 	}
 	return 0;
 }
 
 TEST_F(trust, user_namespace_counts_as_its_owner_for_arenas)
 {
-	int *results, ok = 0, nospc = 0, i;
+	int *results, ok = 0, nospc = 0, i, rdy[2], rel[2];
 	struct vm_map map;
 
 	VM_SETUP_SKIPPED();
@@ -498,6 +513,12 @@ TEST_F(trust, user_namespace_counts_as_its_owner_for_arenas)
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, results);
 	memset(results, 0xff, 4096);
+	ASSERT_EQ(0, pipe(rdy));
+	ASSERT_EQ(0, pipe(rel));
+	results[16] = rdy[0];
+	results[17] = rdy[1];
+	results[18] = rel[0];
+	results[19] = rel[1];
 	ASSERT_EQ(0, in_userns(make_arenas, results));
 	for (i = 0; i < 10; i++) {
 		if (results[i] == 0)
@@ -512,6 +533,10 @@ TEST_F(trust, user_namespace_counts_as_its_owner_for_arenas)
 	/* Another user is not locked out. */
 	ASSERT_EQ(0, vm_map_open(&map, -1, true));
 	vm_map_close(&map);
+	close(rel[1]);
+	close(rel[0]);
+	close(rdy[0]);
+	close(rdy[1]);
 	munmap(results, 4096);
 }
 
@@ -623,6 +648,70 @@ TEST_F(trust, mappings_are_never_executable)
 	EXPECT_EQ(EACCES, errno);
 	munmap(p, lay.arena_size);
 	close(fd);
+}
+
+/*
+ * An arena nobody attaches to or maps gives its memory back; its deaths
+ * are still replayed, and the next process of the uid gets a fresh one.
+ */
+#define IDLE_UID	4343
+
+static int idle_child(void)
+{
+	struct actrack_monitor *m = NULL;
+	struct actrack_kstats st;
+	struct vm_deaths *ds = calloc(1, sizeof(*ds));
+	int fd, ret = 0;
+
+	if (!ds || setgid(IDLE_UID) || setuid(IDLE_UID))
+		return 100;
+	if (actrack_monitor_open(0, &m) || actrack_monitor_stats(m, &st))
+		return 101;
+	/* Idle: nothing attached, no memory in use. */
+	if (st.attached != 0 || st.bytes_used != 0 || st.arenas != 1)
+		ret = 102;
+	/* A reader's mapping is a fresh, empty arena: nothing was kept. */
+	fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		struct actrack_arena_header *h;
+
+		h = mmap(NULL, 65536, PROT_READ, MAP_SHARED, fd, 0);
+		if (h == MAP_FAILED ||
+		    h->freeptr != ACTRACK_ARENA_HEADER_SIZE)
+			ret = ret ? ret : 103;
+		if (h != MAP_FAILED)
+			munmap(h, 65536);
+		close(fd);
+	} else {
+		ret = ret ? ret : 103;
+	}
+	/* The death is still there to replay. */
+	if (actrack_monitor_recent(m, vm_keep_death, ds) != 1 || ds->nr != 1)
+		ret = ret ? ret : 104;
+	actrack_monitor_close(m);
+	return ret;
+}
+
+TEST_F_TIMEOUT(trust, idle_arena_gives_memory_back, 60)
+{
+	struct vm_victim_cfg cfg = { .threads = 2, .uid = IDLE_UID };
+	struct vm_victim v;
+	pid_t pid;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, vm_victim_start(&cfg, &v));
+	vm_victim_kill(&v, SIGKILL);
+	ASSERT_NE(NULL, vm_wait_death(self->m, self->ds, v.pid, 10000));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(idle_child());
+	EXPECT_EQ(0, wait_child(pid));
+	/* A new process of the uid: a fresh, working arena. */
+	ASSERT_EQ(0, vm_victim_start(&cfg, &v));
+	vm_victim_kill(&v, SIGKILL);
+	ASSERT_NE(NULL, vm_wait_death(self->m, self->ds, v.pid, 10000));
+	EXPECT_EQ(3, vm_find_death(self->ds, v.pid)->nr_threads);
 }
 
 /* ---------------------------------------------------------------------- */

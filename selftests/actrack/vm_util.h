@@ -143,6 +143,20 @@ static VM_UNUSED int vm_map_open(struct vm_map *v, long select_uid,
 	int ret;
 
 	memset(v, 0, sizeof(*v));
+	if (select_uid < 0 && !writable) {
+		/* A reader never makes an arena: make ours (LAYOUT on a
+		 * writable fd) so that there is one to read. */
+		struct actrack_layout lay;
+		int wfd = open(ACTRACK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+		if (wfd < 0 || ioctl(wfd, ACTRACK_IOC_LAYOUT, &lay) < 0) {
+			ret = -errno;
+			if (wfd >= 0)
+				close(wfd);
+			return ret;
+		}
+		close(wfd);
+	}
 	v->fd = open(ACTRACK_DEVICE_PATH,
 		     (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (v->fd < 0)
