@@ -174,4 +174,108 @@ TEST_F(reload, bad_parameters_refuse_to_load)
 	ASSERT_EQ(0, unload_settled());
 }
 
+/*
+ * Open, map, close while the module comes and goes; while *@hold is set,
+ * hold nothing (the test needs the module free).
+ */
+static void opener(volatile int *hold)
+{
+	for (;;) {
+		struct actrack_layout lay;
+		int fd;
+		void *p;
+
+		if (*hold) {
+			usleep(500);
+			continue;
+		}
+		fd = open(ACTRACK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			usleep(500);
+			continue;
+		}
+		if (!ioctl(fd, ACTRACK_IOC_LAYOUT, &lay)) {
+			p = mmap(NULL, lay.arena_size, PROT_READ, MAP_SHARED,
+				 fd, 0);
+			if (p != MAP_FAILED)
+				munmap(p, lay.arena_size);
+		}
+		close(fd);
+		usleep(200);
+	}
+}
+
+#define RELOADS	100
+
+/*
+ * A fault storm: a busy tracked process SIGKILLed and the module unloaded
+ * at once (its cleanup races the unload), 100 times, while two processes
+ * open, map and close the device all along.  When they hold it for 50
+ * tries, they are held off for the unload.  Nothing may splat (the runner
+ * checks dmesg), and every cycle unloads and loads again.
+ */
+TEST_F_TIMEOUT(reload, kills_during_unload_and_reload, 280)
+{
+	int cycle, unloaded = 0, busy = 0, fails = 0, stopped = 0;
+	volatile int *hold;
+	pid_t openers[2];
+
+	VM_SETUP_SKIPPED();
+	hold = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, hold);
+	*hold = 0;
+	for (int i = 0; i < 2; i++) {
+		openers[i] = fork();
+		ASSERT_LE(0, openers[i]);
+		if (!openers[i])
+			opener(hold);
+	}
+	for (cycle = 0; cycle < RELOADS; cycle++) {
+		struct vm_victim_cfg cfg = { .threads = 2, .uid = -1,
+					     .busy = true };
+		struct vm_victim v;
+		int ret;
+
+		if (access(ACTRACK_DEVICE_PATH, F_OK))
+			ASSERT_EQ(0, load("")) TH_LOG("cycle %d", cycle);
+		if (vm_victim_start(&cfg, &v)) {
+			fails++;
+			continue;
+		}
+		kill(v.pid, SIGKILL);
+		for (int tries = 0; tries < 50; tries++) {
+			ret = unload();
+			if (!ret) {
+				unloaded++;
+				break;
+			}
+			if (ret != -EAGAIN && ret != -EBUSY)
+				break;
+			busy++;
+			usleep(2000);
+		}
+		waitpid(v.pid, NULL, 0);
+		close(v.go_fd);
+		if (!access(ACTRACK_DEVICE_PATH, F_OK)) {
+			stopped++;
+			*hold = 1;
+			ASSERT_EQ(0, unload_settled());
+			*hold = 0;
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		kill(openers[i], SIGKILL);
+		waitpid(openers[i], NULL, 0);
+	}
+	munmap((void *)hold, 4096);
+	TH_LOG("%d unload/load cycles: %d unloads right after a kill (%d "
+	       "tries refused while in use), %d with the openers stopped, %d "
+	       "victims that could not start", RELOADS, unloaded, busy,
+	       stopped, fails);
+	EXPECT_EQ(RELOADS, unloaded + stopped);
+	EXPECT_GT(unloaded, 0);
+	EXPECT_EQ(0, fails);
+}
+
 TEST_HARNESS_MAIN
