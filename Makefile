@@ -35,7 +35,8 @@ CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ifeq ($(TSAN),1)
-CFLAGS   += -fsanitize=thread -fno-omit-frame-pointer
+CFLAGS   += -fsanitize=thread -fno-omit-frame-pointer \
+	    -Iselftests/actrack/tsan
 LDFLAGS  += -fsanitize=thread
 endif
 LIBS     := $(shell pkg-config --libs liburcu-bp liburcu-cds 2>/dev/null || echo -lurcu-bp -lurcu-cds -lurcu-common) \
@@ -127,9 +128,11 @@ check: all
 
 # The host tests again under ThreadSanitizer (clang), with the suppressions
 # of selftests/actrack/tsan.supp; the stress_* tests are among them.
+# Per test 900 s (selftests/actrack/tsan/), per binary ACTRACK_TEST_TIMEOUT.
 check-tsan:
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
 	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1} suppressions=$(CURDIR)/selftests/actrack/tsan.supp" \
+	ACTRACK_TEST_TIMEOUT=$${ACTRACK_TEST_TIMEOUT:-1800} \
 		scripts/run-tests --host $(O)/tsan
 
 demo: all
