@@ -129,9 +129,13 @@ check: all
 # The host tests again under ThreadSanitizer (clang), with the suppressions
 # of selftests/actrack/tsan.supp; the stress_* tests are among them.
 # Per test 900 s (selftests/actrack/tsan/), per binary ACTRACK_TEST_TIMEOUT.
+# As for ASan in run-tests, the fatal signals that tests provoke on purpose
+# must kill (handle_*=0), not end in TSan's own report.
+TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 handle_segv=0 \
+	handle_sigbus=0 handle_sigfpe=0 handle_sigill=0 handle_abort=0
 check-tsan:
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
-	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1} suppressions=$(CURDIR)/selftests/actrack/tsan.supp" \
+	TSAN_OPTIONS="$${TSAN_OPTIONS:-$(TSAN_RUN_OPTIONS)} suppressions=$(CURDIR)/selftests/actrack/tsan.supp" \
 	ACTRACK_TEST_TIMEOUT=$${ACTRACK_TEST_TIMEOUT:-1800} \
 		scripts/run-tests --host $(O)/tsan
 
