@@ -11,9 +11,13 @@
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
 #   make demo            the main job (see README.md)
 #   make bench           benchmarks with their in-run baselines
-#   make fuzz            libFuzzer on the arena core (clang), FUZZ_SECONDS
+#   make fuzz            libFuzzer, every target (fuzz/fuzz.mk), FUZZ_SECONDS
+#                        each; check-fuzz: 15 s each, for CI
+#   make check-tsan      host tests and stress tests built with clang
+#                        -fsanitize=thread into build/tsan
 #   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
-#   CC=clang, SANITIZE=1 (ASan+UBSan) select the build.
+#   CC=clang, SANITIZE=1 (ASan+UBSan), TSAN=1 (ThreadSanitizer) select
+#   the build.
 
 CC       ?= gcc
 O        ?= build
@@ -29,6 +33,11 @@ ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=address,undefined
+endif
+ifeq ($(TSAN),1)
+CFLAGS   += -fsanitize=thread -fno-omit-frame-pointer \
+	    -Iselftests/actrack/tsan
+LDFLAGS  += -fsanitize=thread
 endif
 LIBS     := $(shell pkg-config --libs liburcu-bp liburcu-cds 2>/dev/null || echo -lurcu-bp -lurcu-cds -lurcu-common) \
 	    $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
@@ -49,7 +58,7 @@ LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
-	module demo bench fuzz install clean setup
+	check-tsan module demo bench install clean setup
 
 all: lib cli examples tests benches
 
@@ -117,16 +126,23 @@ check: all
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
 	scripts/run-tests --all $(O) $(O)/sanitize
 
+# The host tests again under ThreadSanitizer (clang), with the suppressions
+# of selftests/actrack/tsan.supp; the stress_* tests are among them.
+# Per test 900 s (selftests/actrack/tsan/), per binary ACTRACK_TEST_TIMEOUT.
+# As for ASan in run-tests, the fatal signals that tests provoke on purpose
+# must kill (handle_*=0), not end in TSan's own report.
+TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 handle_segv=0 \
+	handle_sigbus=0 handle_sigfpe=0 handle_sigill=0 handle_abort=0
+check-tsan:
+	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
+	TSAN_OPTIONS="$${TSAN_OPTIONS:-$(TSAN_RUN_OPTIONS)} suppressions=$(CURDIR)/selftests/actrack/tsan.supp" \
+	ACTRACK_TEST_TIMEOUT=$${ACTRACK_TEST_TIMEOUT:-1800} \
+		scripts/run-tests --host $(O)/tsan
+
 demo: all
 	scripts/demo
 
-# libFuzzer over the arena core's readers (clang): FUZZ_SECONDS per run.
-FUZZ_SECONDS ?= 60
-fuzz:
-	@mkdir -p $(O)/fuzz/corpus
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude/uapi -Iarena \
-		-o $(O)/fuzz/arena_fuzz fuzz/arena_fuzz.c arena/arena.c
-	$(O)/fuzz/arena_fuzz -max_total_time=$(FUZZ_SECONDS) $(O)/fuzz/corpus 2>&1 | tail -5
+include fuzz/fuzz.mk
 
 bench: benches
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done

@@ -837,8 +837,10 @@ int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
 		t = at_load(&b->type_id);
 		if (t != ACTRACK_TYPE_THREAD || id2 != id1)
 			return -ENOENT;	/* freed, or reused by another thread */
-		if (v1 != v2 || d1 != d2)
-			continue;	/* a push or pop raced with us */
+		/* A push or pop raced with us, or a slot was being rewritten
+		 * (odd version: actrack_change() between its two bumps). */
+		if (v1 != v2 || d1 != d2 || (v1 & 1))
+			continue;
 		/* Report the values the check was made against. */
 		out->ref = ref;
 		out->nr_slots = n;

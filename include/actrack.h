@@ -152,7 +152,9 @@ static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
 		return;
 	__atomic_store_n(&t->depth, token - 1, __ATOMIC_RELAXED);
 	v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);
-	__atomic_store_n(&t->version, v + 1, __ATOMIC_RELAXED);
+	/* +2: the version stays even; odd means a slot is being rewritten
+	 * (actrack_change), which readers must not copy. */
+	__atomic_store_n(&t->version, v + 2, __ATOMIC_RELAXED);
 	/* Order the version bump before the next push's slot stores: a
 	 * reader that sees a reused slot's new contents sees the new version. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -338,7 +340,7 @@ struct actrack_snap_thread {
 	char name[32];
 	uint64_t start_time_ns;
 	uint32_t depth;			/* may exceed nr_activities */
-	uint32_t version;		/* bumped by every pop and change */
+	uint32_t version;		/* +2 by every pop and change */
 	uint32_t nr_activities;
 	bool torn;			/* no consistent copy: no activities */
 	int32_t fatal_signo, fatal_code;

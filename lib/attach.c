@@ -106,10 +106,12 @@ void __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
 {
 	struct actrack_proc *p = &__actrack_proc;
 
-	o->pid = p->pid;
-	o->tid = tid;
-	o->pid_ns = p->pid_ns;
-	o->start_ticks = p->start_ticks;
+	/* Atomic (plain moves on x86): a collector or snapshot in another
+	 * thread may read a recycled block's owner while it is rewritten. */
+	at_store(&o->pid, p->pid);
+	at_store(&o->tid, tid);
+	at_store(&o->pid_ns, p->pid_ns);
+	at_store(&o->start_ticks, p->start_ticks);
 	/* Readers treat data_id != 0 as "owner fields and contents valid". */
 	at_store_release(&o->data_id,
 			 actrack_arena_new_data_id(__actrack_arena()));

@@ -152,14 +152,22 @@ ACTRACK_API int actrack_collect_garbage(void)
 	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type)) &&
 	       n < max) {
 		struct actrack_owner *o;
+		uint32_t id;
 
 		if (!actrack_arena_is_owned_type(type))
 			continue;
 		o = actrack_arena_get(a, ref, type, sizeof(*o));
-		if (!o || !at_load(&o->data_id) || !o->pid)
+		/* Acquire pairs with __actrack_publish_owner()'s release:
+		 * the owner fields read next are the published ones.  The
+		 * block may be freed or reused by another thread meanwhile:
+		 * single atomic loads, and a changed data_id means skip. */
+		if (!o || !(id = at_load_acquire(&o->data_id)))
 			continue;
-		keys[n].pid = o->pid;
-		keys[n].start_ticks = o->start_ticks;
+		keys[n].pid = at_load(&o->pid);
+		keys[n].start_ticks = at_load(&o->start_ticks);
+		at_fence_acquire();
+		if (!keys[n].pid || at_load(&o->data_id) != id)
+			continue;
 		n++;
 	}
 	qsort(keys, n, sizeof(*keys), cmp_owner);

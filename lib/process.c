@@ -93,14 +93,32 @@ ACTRACK_API int actrack_log(const char *fmt, ...)
 	/* Entry n lives in slot n % capacity; its seq is odd while written. */
 	n = at_fetch_add(&log->head, 1);
 	e = &log->entries[n % LOG_ENTRIES];
-	at_store(&e->seq, 2 * n + 1);
+	/*
+	 * Claim the entry, one writer at a time.  When the ring has gone all
+	 * the way round while the previous writer of this entry is still at
+	 * it (odd seq: preempted mid-message), or a later lap has claimed it
+	 * already, two writers would interleave their stores and the last
+	 * one to finish would mark the mix complete: drop this message
+	 * instead.  Seqs compare modulo 2^32, as the reader's do.
+	 */
+	for (;;) {
+		uint32_t s = at_load(&e->seq);
+
+		if ((s & 1) || (int32_t)(2 * n + 1 - s) <= 0)
+			return -EBUSY;
+		if (at_cas(&e->seq, s, 2 * n + 1) == s)
+			break;
+	}
 	at_fence_release();
-	e->tid = (uint32_t)syscall(SYS_gettid);
-	e->time_ns = __actrack_proc.map.clock ? *__actrack_proc.map.clock :
-						__actrack_coarse_ns();
-	e->len = (uint16_t)len;
-	memset(e->text, 0, sizeof(e->text));
-	memcpy(e->text, text, (size_t)len);
+	/* Single atomic stores: the snapshot reads them inside the seq
+	 * check (lib/snapshot.c), possibly while we write. */
+	at_store(&e->tid, (uint32_t)syscall(SYS_gettid));
+	at_store(&e->time_ns, __actrack_proc.map.clock ?
+			      *__actrack_proc.map.clock : __actrack_coarse_ns());
+	at_store(&e->len, (uint16_t)len);
+	memset(text + len, 0, sizeof(text) - (size_t)len);
+	for (size_t i = 0; i < sizeof(e->text); i++)
+		at_store(&e->text[i], text[i]);
 	at_store_release(&e->seq, 2 * n + 2);
 	return 0;
 }

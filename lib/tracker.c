@@ -129,7 +129,12 @@ ACTRACK_API int actrack_set_thread_name(const char *name)
 
 /*
  * Rewriting a live slot: bump the version before and after, so that a
- * reader whose copy overlaps the stores sees two different versions.
+ * reader whose copy overlaps the stores sees two different versions, and
+ * one that starts while they are under way sees an odd version (pops add
+ * 2) and does not take the copy: comparing versions alone would accept a
+ * copy made entirely inside the change (new object, old info) whenever it
+ * starts after the first bump and ends before the second, e.g. while the
+ * writer is preempted there or is killed there.
  */
 static void slot_change_begin(struct actrack_thread *t)
 {

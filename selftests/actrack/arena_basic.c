@@ -631,7 +631,7 @@ TEST(copy_thread)
 		ACTRACK_THREAD_SLOTS(th)[i].type = ACTRACK_ACT_LOCK_ACQUIRE;
 	}
 	at_store_release(&th->depth, 3);
-	th->version = 9;
+	th->version = 10;	/* even: no change under way */
 
 	memset(c, 0xff, sizeof(*c));
 	ASSERT_EQ(0, actrack_arena_copy_thread(&t.a, ref, c));
@@ -639,7 +639,7 @@ TEST(copy_thread)
 	ASSERT_EQ(3U, c->nr_slots);
 	ASSERT_EQ(3U, c->hdr.depth);
 	ASSERT_EQ(4U, c->hdr.slot_count);
-	ASSERT_EQ(9U, c->hdr.version);
+	ASSERT_EQ(10U, c->hdr.version);
 	ASSERT_EQ(600U, c->hdr.owner.pid);
 	ASSERT_EQ(601U, c->hdr.owner.tid);
 	ASSERT_EQ(60ULL, c->hdr.owner.start_ticks);

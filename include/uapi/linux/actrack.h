@@ -190,7 +190,8 @@ struct actrack_thread {
 	__u64 start_time_ns;		/* O, CLOCK_MONOTONIC of creation */
 	__u32 slot_count;		/* O, before publication */
 	__u32 depth;			/* O, atomic (release); may exceed slots */
-	__u32 version;			/* O, atomic; bumped on pop/change */
+	__u32 version;			/* O, atomic; +2 on pop, odd while
+					 * a slot is rewritten (change) */
 	__u32 flags;			/* O, ACTRACK_THREAD_* */
 	__s32 fatal_signo;		/* O (signal handler), 0 = none */
 	__s32 fatal_code;		/* si_code */
