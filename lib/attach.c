@@ -89,16 +89,17 @@ ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks)
 	return 0;
 }
 
-void __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
+uint32_t __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
 {
 	struct actrack_proc *p = &__actrack_proc;
+	uint32_t id = actrack_arena_new_data_id(__actrack_arena());
 
 	o->pid = p->pid;
 	o->tid = tid;
 	o->start_ticks = p->start_ticks;
 	/* Readers treat data_id != 0 as "owner fields and contents valid". */
-	at_store_release(&o->data_id,
-			 actrack_arena_new_data_id(__actrack_arena()));
+	at_store_release(&o->data_id, id);
+	return id;
 }
 
 struct actrack_process *__actrack_process_record(void)
@@ -131,15 +132,14 @@ static int create_process_record(void)
 	struct actrack_proc *p = &__actrack_proc;
 	struct actrack_process *rec;
 	uint32_t ref;
+	void *blk;
 
-	ref = actrack_arena_alloc(__actrack_arena(), ACTRACK_TYPE_PROCESS,
-				  sizeof(*rec));
+	ref = actrack_arena_alloc_payload(__actrack_arena(),
+					  ACTRACK_TYPE_PROCESS, sizeof(*rec),
+					  &blk);
 	if (!ref)
 		return -ENOSPC;
-	rec = actrack_arena_get(__actrack_arena(), ref, ACTRACK_TYPE_PROCESS,
-				sizeof(*rec));
-	if (!rec)
-		return -EUCLEAN;
+	rec = blk;
 	rec->phase = ACTRACK_PHASE_LAUNCHED;
 	rec->parent_pid = (__u32)getppid();
 	rec->launch_time_ns = __actrack_mono_ns();

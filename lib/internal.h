@@ -135,16 +135,21 @@ extern struct actrack_proc __actrack_proc __actrack_hidden;
 __actrack_hidden int __actrack_ensure_attached(void);
 /* Our PROCESS record, validated; NULL if gone. */
 __actrack_hidden struct actrack_process *__actrack_process_record(void);
-/* Publish a record: owner fields, then data_id with release. */
-__actrack_hidden void __actrack_publish_owner(struct actrack_owner *o,
-					      uint32_t tid);
+/* Publish a record: owner fields, then data_id with release.  Return: the
+ * data id, which the owner passes to actrack_arena_free_owned(). */
+__actrack_hidden uint32_t __actrack_publish_owner(struct actrack_owner *o,
+						  uint32_t tid);
 /* Fork: forget this thread's tracker (lib/tracker.c). */
 __actrack_hidden void __actrack_tracker_forget_after_fork(void);
 /* Fork: forget cached user data handles (lib/user_data.c). */
 __actrack_hidden void __actrack_user_data_after_fork(void);
-/* Allocate an empty user data block of @capacity field bytes. */
+/* Allocate and publish an empty user data block of @capacity field bytes.
+ * Return: its reference (0: none) and, through @ud and @id, the block
+ * and its data id. */
 __actrack_hidden uint32_t __actrack_user_data_new(uint32_t tid,
-						  uint32_t capacity);
+						  uint32_t capacity,
+						  struct actrack_user_data **ud,
+						  uint32_t *id);
 /* Reset a thread-owned user data block (slot reuse). */
 __actrack_hidden void __actrack_user_data_reset(struct actrack_user_data *ud);
 

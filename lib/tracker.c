@@ -21,10 +21,18 @@
 ACTRACK_API __thread struct actrack__tls actrack__tls
 	__attribute__((tls_model("initial-exec")));
 
-/* Private per-thread state, off the fast path. */
+/*
+ * Private per-thread state, off the fast path.  The owner keeps the
+ * pointers and data ids of its blocks: it never looks its own blocks up
+ * again, and it frees each only while it still holds the id it published
+ * (a cleaner that wrongly freed it and a new owner that reused it keep
+ * theirs).
+ */
 struct thread_state {
-	uint32_t ref;				/* our tracker block */
+	uint32_t ref, id;			/* our tracker block */
 	uint32_t data_refs[ACTRACK_THREAD_MAX_SLOTS]; /* per-slot user data */
+	uint32_t data_ids[ACTRACK_THREAD_MAX_SLOTS];
+	struct actrack_user_data *data[ACTRACK_THREAD_MAX_SLOTS];
 };
 static __thread struct thread_state tstate;
 
@@ -44,11 +52,13 @@ static void thread_exit(void *unused)
 	actrack__tls.tracker = NULL;
 	for (uint32_t i = 0; i < ACTRACK_THREAD_MAX_SLOTS; i++) {
 		if (tstate.data_refs[i])
-			actrack_arena_free(a, tstate.data_refs[i],
-					   ACTRACK_TYPE_USER_DATA);
+			actrack_arena_free_owned(a, tstate.data_refs[i],
+						 ACTRACK_TYPE_USER_DATA,
+						 tstate.data_ids[i]);
 	}
 	if (tstate.ref)
-		actrack_arena_free(a, tstate.ref, ACTRACK_TYPE_THREAD);
+		actrack_arena_free_owned(a, tstate.ref, ACTRACK_TYPE_THREAD,
+					 tstate.id);
 	memset(&tstate, 0, sizeof(tstate));
 }
 
@@ -80,6 +90,7 @@ ACTRACK_API int actrack_thread_init(const char *name)
 	struct actrack_proc *p = &__actrack_proc;
 	struct actrack_thread *t;
 	uint32_t ref, size;
+	void *blk;
 	int ret;
 
 	if (actrack__tls.tracker) {
@@ -92,17 +103,15 @@ ACTRACK_API int actrack_thread_init(const char *name)
 		return ret;
 	pthread_once(&exit_key_once, make_exit_key);
 	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity);
-	ref = actrack_arena_alloc(__actrack_arena(), ACTRACK_TYPE_THREAD, size);
+	ref = actrack_arena_alloc_payload(__actrack_arena(), ACTRACK_TYPE_THREAD,
+					  size, &blk);
 	if (!ref)
 		return -ENOSPC;
-	t = actrack_arena_get(__actrack_arena(), ref, ACTRACK_TYPE_THREAD,
-			      size);
-	if (!t)
-		return -EUCLEAN;
+	t = blk;
 	set_name(t, name);
 	t->start_time_ns = __actrack_mono_ns();
 	t->slot_count = p->slots;
-	__actrack_publish_owner(&t->owner, current_tid());
+	tstate.id = __actrack_publish_owner(&t->owner, current_tid());
 	tstate.ref = ref;
 	actrack__tls.slot_count = p->slots;
 	actrack__tls.clock = p->map.clock;
@@ -177,25 +186,23 @@ ACTRACK_API uint32_t actrack_depth(void)
 
 ACTRACK_API struct actrack_user_data *actrack_activity_data(uint32_t token)
 {
-	struct actrack_arena *a = __actrack_arena();
 	struct actrack_activity *s = live_slot(token);
 	struct actrack_user_data *ud;
-	uint32_t *ref;
+	uint32_t *ref, i;
 
 	if (!s)
 		return NULL;
-	ref = &tstate.data_refs[token - 1];
+	i = token - 1;
+	ref = &tstate.data_refs[i];
 	if (!*ref) {
 		*ref = __actrack_user_data_new(current_tid(),
-					       ACTIVITY_DATA_CAPACITY);
+					       ACTIVITY_DATA_CAPACITY,
+					       &tstate.data[i],
+					       &tstate.data_ids[i]);
 		if (!*ref)
 			return NULL;
 	}
-	ud = actrack_arena_get(a, *ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
-	if (!ud) {
-		*ref = 0;
-		return NULL;
-	}
+	ud = tstate.data[i];
 	/* A push clears user_data: a new activity gets an emptied block. */
 	if (s->user_data != *ref) {
 		__actrack_user_data_reset(ud);

@@ -180,21 +180,23 @@ static uint32_t ud_capacity(struct actrack_user_data *ud)
 	return cap < room ? cap : room;
 }
 
-uint32_t __actrack_user_data_new(uint32_t tid, uint32_t capacity)
+uint32_t __actrack_user_data_new(uint32_t tid, uint32_t capacity,
+				 struct actrack_user_data **udp, uint32_t *id)
 {
 	struct actrack_arena *a = __actrack_arena();
 	struct actrack_user_data *ud;
 	uint32_t ref;
+	void *blk;
 
-	ref = actrack_arena_alloc(a, ACTRACK_TYPE_USER_DATA,
-				  sizeof(*ud) + capacity);
+	*udp = NULL;
+	ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_USER_DATA,
+					  sizeof(*ud) + capacity, &blk);
 	if (!ref)
 		return 0;
-	ud = actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
-	if (!ud)
-		return 0;
+	ud = blk;
 	ud->capacity = actrack_arena_payload_size(a, ref) - sizeof(*ud);
-	__actrack_publish_owner(&ud->owner, tid);
+	*id = __actrack_publish_owner(&ud->owner, tid);
+	*udp = ud;
 	return ref;
 }
 
@@ -387,10 +389,9 @@ void __actrack_user_data_after_fork(void)
 
 ACTRACK_API struct actrack_user_data *actrack_process_data(void)
 {
-	struct actrack_arena *a = __actrack_arena();
 	struct actrack_process *rec;
 	struct actrack_user_data *ud;
-	uint32_t ref;
+	uint32_t ref, id;
 
 	if (__actrack_ensure_attached())
 		return NULL;
@@ -401,9 +402,8 @@ ACTRACK_API struct actrack_user_data *actrack_process_data(void)
 	ud = process_data;
 	rec = __actrack_process_record();
 	if (!ud && rec) {
-		ref = __actrack_user_data_new(0, PROCESS_DATA_CAPACITY);
-		ud = ref ? actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA,
-					     sizeof(*ud)) : NULL;
+		ref = __actrack_user_data_new(0, PROCESS_DATA_CAPACITY, &ud,
+					      &id);
 		if (ud) {
 			at_store_release(&rec->user_data, ref);
 			__atomic_store_n(&process_data, ud, __ATOMIC_RELEASE);
@@ -418,7 +418,8 @@ ACTRACK_API struct actrack_user_data *actrack_global_data(void)
 	struct actrack_arena *a = __actrack_arena();
 	struct actrack_arena_header *h;
 	struct actrack_user_data *ud;
-	uint32_t ref, cur;
+	uint32_t ref, cur, id;
+	void *blk;
 
 	if (__actrack_ensure_attached())
 		return NULL;
@@ -433,22 +434,19 @@ ACTRACK_API struct actrack_user_data *actrack_global_data(void)
 			return NULL;	/* corrupt reference */
 		}
 		/* Global data is owned by nobody: pid 0 is never cleaned. */
-		ref = actrack_arena_alloc(a, ACTRACK_TYPE_USER_DATA,
-					  sizeof(*ud) + GLOBAL_DATA_CAPACITY);
+		ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_USER_DATA,
+				sizeof(*ud) + GLOBAL_DATA_CAPACITY, &blk);
 		if (!ref)
 			return NULL;
-		ud = actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA,
-				       sizeof(*ud));
-		if (!ud)
-			return NULL;
+		ud = blk;
 		ud->capacity = actrack_arena_payload_size(a, ref) -
 			       sizeof(*ud);
-		at_store_release(&ud->owner.data_id,
-				 actrack_arena_new_data_id(a));
+		id = actrack_arena_new_data_id(a);
+		at_store_release(&ud->owner.data_id, id);
 		if (at_cas(&h->global_data, 0, ref) == 0)
 			return ud;
 		/* Another process won the race: use theirs. */
-		actrack_arena_free(a, ref, ACTRACK_TYPE_USER_DATA);
+		actrack_arena_free_owned(a, ref, ACTRACK_TYPE_USER_DATA, id);
 	}
 	return NULL;
 }
