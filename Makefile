@@ -30,8 +30,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=address,undefined
 endif
-LIBS     := $(shell pkg-config --libs liburcu-bp liburcu-cds 2>/dev/null || echo -lurcu-bp -lurcu-cds -lurcu-common) \
-	    $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
+LIBS     := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
 CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
 
 LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c
@@ -85,6 +84,11 @@ $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
 		-Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-format-nonliteral -Wno-empty-body \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+# The liburcu fork tests are clients of one urcu flavour each.
+$(O)/selftests/lib_urcu_memb_fork: LIBS += $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
+$(O)/selftests/lib_urcu_qsbr_fork: LIBS += $(shell pkg-config --libs liburcu-qsbr 2>/dev/null || echo -lurcu-qsbr -lurcu-common)
+$(O)/selftests/lib_urcu_bp_fork: LIBS += $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
 
 # cli_json embeds the schema (.incbin).
 $(O)/selftests/cli_json: docs/json-schema.json

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <urcu-bp.h>
 #include "internal.h"
 
 struct actrack_proc __actrack_proc = {
@@ -22,25 +21,34 @@ struct actrack_proc __actrack_proc = {
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* liburcu-bp keeps a registry lock of its own that fork must not split. */
+/*
+ * fork() handlers.  The library runs no handler of anyone else's (no
+ * urcu_*_before_fork(): the host may follow liburcu's fork protocol
+ * itself, and a second call deadlocks), and never blocks in fork(): it may
+ * be called from a signal handler that interrupted our lock's holder.  If
+ * the lock is busy, the child cannot trust what its holder was writing and
+ * maps the arena afresh.
+ */
+static __thread bool fork_locked;
+
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&__actrack_proc.lock);
-	urcu_bp_before_fork();
+	fork_locked = pthread_mutex_trylock(&__actrack_proc.lock) == 0;
 }
 
 static void atfork_parent(void)
 {
-	urcu_bp_after_fork_parent();
-	pthread_mutex_unlock(&__actrack_proc.lock);
+	if (fork_locked)
+		pthread_mutex_unlock(&__actrack_proc.lock);
 }
 
 static void atfork_child(void)
 {
 	struct actrack_proc *p = &__actrack_proc;
 
-	urcu_bp_after_fork_child();
 	pthread_mutex_init(&p->lock, NULL);
+	if (!fork_locked)
+		p->mapped = false;	/* the inherited mapping stays unused */
 	/* Keep the mapping (shared with the parent, same arena); drop the
 	 * identity: the next push or actrack_init() attaches as the child. */
 	p->attached = false;
@@ -49,6 +57,7 @@ static void atfork_child(void)
 	p->process_ref = 0;
 	__actrack_tracker_forget_after_fork();
 	__actrack_user_data_after_fork();
+	__actrack_lifecycle_after_fork();
 }
 
 static void register_atfork(void)

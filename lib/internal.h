@@ -141,6 +141,8 @@ __actrack_hidden uint32_t __actrack_publish_owner(struct actrack_owner *o,
 						  uint32_t tid);
 /* Fork: forget this thread's tracker (lib/tracker.c). */
 __actrack_hidden void __actrack_tracker_forget_after_fork(void);
+/* Fork: the child launched nobody yet (lib/lifecycle.c). */
+__actrack_hidden void __actrack_lifecycle_after_fork(void);
 /* Fork: forget cached user data handles (lib/user_data.c). */
 __actrack_hidden void __actrack_user_data_after_fork(void);
 /* Allocate and publish an empty user data block of @capacity field bytes.

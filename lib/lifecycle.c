@@ -26,6 +26,17 @@ static size_t nr_launched, cap_launched;
 static actrack_exit_fn exit_fn;
 static void *exit_arg;
 
+/*
+ * In a forked child (called from the fork handler, without blocking): the
+ * parent's children are not the child's, and another thread may have held
+ * the lock at fork time.
+ */
+void __actrack_lifecycle_after_fork(void)
+{
+	pthread_mutex_init(&launch_lock, NULL);
+	nr_launched = 0;
+}
+
 ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg)
 {
 	pthread_mutex_lock(&launch_lock);
