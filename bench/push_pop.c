@@ -9,6 +9,9 @@
  *   clock word       libactrack with a clock word updated by another thread,
  *                    which is what a push costs on the module's arena (the
  *                    kernel keeps that word; see kmod/clock.c).
+ *   unguarded pop    libactrack's push with the pop as it was before it
+ *                    refused tokens above the depth (a copy below): the
+ *                    guard's cost is the difference to "file arena".
  *   precise clock    the floor plus clock_gettime(CLOCK_MONOTONIC):
  *                    Chromium's way, for comparison.
  *
@@ -87,6 +90,30 @@ static __attribute__((noinline)) void lib_push_pop(unsigned long n)
 	}
 }
 
+/* actrack_pop() before the token guard (a token above the depth raised it). */
+static inline __attribute__((always_inline)) void old_pop(uint32_t token)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+	uint32_t v;
+
+	if (__builtin_expect(token == 0 || t == NULL, 0))
+		return;
+	__atomic_store_n(&t->depth, token - 1, __ATOMIC_RELAXED);
+	v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->version, v + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static __attribute__((noinline)) void lib_push_old_pop(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		uint32_t tok = actrack_push_task(i);
+
+		old_pop(tok);
+		__asm__ volatile("" ::: "memory");
+	}
+}
+
 static double measure(void (*fn)(unsigned long, int), int arg)
 {
 	double r[RUNS];
@@ -106,9 +133,12 @@ static void run_bare(unsigned long n, int ck)
 	bare(n, (enum clock_kind)ck);
 }
 
-static void run_lib(unsigned long n, int unused)
+static void run_lib(unsigned long n, int old)
 {
-	lib_push_pop(n);
+	if (old)
+		lib_push_old_pop(n);
+	else
+		lib_push_pop(n);
 }
 
 static volatile uint64_t clock_word;
@@ -135,7 +165,8 @@ int main(void)
 		.flags = ACTRACK_INIT_NO_MODULE,
 	};
 	const volatile uint64_t *saved;
-	double floor_ns, coarse_ns, precise_ns, file_ns, word_ns;
+	double floor_ns, coarse_ns, precise_ns, file_ns, word_ns, old_ns;
+	double old_word_ns;
 	pthread_t th;
 	int ret;
 
@@ -153,12 +184,14 @@ int main(void)
 	coarse_ns = measure(run_bare, CLK_COARSE);
 	precise_ns = measure(run_bare, CLK_PRECISE);
 	file_ns = measure(run_lib, 0);
+	old_ns = measure(run_lib, 1);
 
 	/* The module's arena: a clock word another agent keeps current. */
 	pthread_create(&th, NULL, ticker, NULL);
 	saved = actrack__tls.clock;
 	actrack__tls.clock = &clock_word;
 	word_ns = measure(run_lib, 0);
+	old_word_ns = measure(run_lib, 1);
 	actrack__tls.clock = saved;
 	stop = 1;
 	pthread_join(th, NULL);
@@ -174,5 +207,9 @@ int main(void)
 	       "libactrack, file arena", file_ns);
 	printf("  %-34s %6.2f   (target <= 3)\n",
 	       "libactrack, kernel clock word", word_ns);
+	printf("  %-34s %6.2f   (file arena)\n",
+	       "baseline: pop without token guard", old_ns);
+	printf("  %-34s %6.2f   (kernel clock word)\n",
+	       "baseline: pop without token guard", old_word_ns);
 	return 0;
 }

@@ -142,13 +142,26 @@ actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
 /**
  * actrack_pop() - end the activity that returned @token.  Also pops any
  * deeper activity that was never popped.  Hot path.
+ *
+ * A token is this thread's depth just after its push, nothing more, so the
+ * library cannot tell a right token from a wrong one of the same value:
+ * - 0 (an untracked push) and any token above the current depth (an
+ *   activity already popped, a token of another thread, garbage) are
+ *   ignored: the depth never rises through a pop.
+ * - A stale or foreign token at or below the current depth pops to
+ *   @token - 1, ending whatever activities are there now.
+ * Pop each token once, on the thread that pushed it.
  */
 static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
 {
 	struct actrack_thread *t = actrack__tls.tracker;
 	uint32_t v;
 
-	if (__builtin_expect(token == 0 || t == NULL, 0))
+	if (__builtin_expect(t == NULL, 0))
+		return;
+	/* One unsigned compare refuses both 0 and tokens above the depth. */
+	if (__builtin_expect(token - 1 >=
+			     __atomic_load_n(&t->depth, __ATOMIC_RELAXED), 0))
 		return;
 	__atomic_store_n(&t->depth, token - 1, __ATOMIC_RELAXED);
 	v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);

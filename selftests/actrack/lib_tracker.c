@@ -138,6 +138,58 @@ TEST(pop_bumps_version_and_unwinds_missed_pops)
 	EXPECT_EQ(0u, actrack_depth());
 }
 
+/* A foreign token, from another thread. */
+static void *pop_foreign(void *arg)
+{
+	uint32_t *tokens = arg;
+
+	tokens[1] = actrack_push_task(7);	/* depth 1 here */
+	actrack_pop(tokens[0]);			/* the main thread's token 3 */
+	tokens[2] = actrack_depth();
+	actrack_pop(tokens[1]);
+	return NULL;
+}
+
+TEST(token_above_depth_never_raises_it)
+{
+	uint32_t a, b, c, v0, tokens[3];
+	pthread_t th;
+
+	attach_fresh(_metadata, "token", 8);
+	a = actrack_push_task(1);
+	b = actrack_push_task(2);
+	v0 = my_tracker()->version;
+	/* A wrong token above the depth: ignored, nothing changes. */
+	actrack_pop(a + 40);
+	EXPECT_EQ(2u, actrack_depth());
+	actrack_pop(9999);
+	EXPECT_EQ(2u, actrack_depth());
+	actrack_pop(UINT32_MAX);
+	EXPECT_EQ(2u, actrack_depth());
+	actrack_pop(b + 1);
+	EXPECT_EQ(2u, actrack_depth());
+	EXPECT_EQ(v0, my_tracker()->version);
+	/* A stale token (popped already) above the depth: ignored. */
+	c = actrack_push_task(3);
+	actrack_pop(c);
+	actrack_pop(c);
+	EXPECT_EQ(2u, actrack_depth());
+	/* Another thread's token above that thread's depth: ignored there. */
+	c = actrack_push_task(3);
+	tokens[0] = c;
+	ASSERT_EQ(0, pthread_create(&th, NULL, pop_foreign, tokens));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(1u, tokens[1]);
+	EXPECT_EQ(1u, tokens[2]);
+	EXPECT_EQ(3u, actrack_depth());
+	/* A stale token at or below the depth pops to token - 1 (documented). */
+	actrack_pop(b);
+	EXPECT_EQ(1u, actrack_depth());
+	EXPECT_EQ(1u, ACTRACK_THREAD_SLOTS(my_tracker())[0].object);
+	actrack_pop(a);
+	EXPECT_EQ(0u, actrack_depth());
+}
+
 TEST(change_rewrites_live_activity)
 {
 	uint32_t tok, v0;
