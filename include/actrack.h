@@ -15,6 +15,20 @@
  * handler that pushes while its thread was in the middle of a push may
  * leave that one interrupted slot with some fields of its own activity:
  * never a crash or a bad reference, and the depth stays right.
+ *
+ * A broken setup costs the host next to nothing.  When attaching fails
+ * (no module and $ACTRACK_ARENA names a missing directory, a file that is
+ * not an arena, a FIFO...) or the arena is full, pushes return token 0 and
+ * are dropped (counted in actrack__tls.dropped, about as cheap as a normal
+ * push); implicit attaches - pushes and every other call - try again at
+ * most once a second, backing off to once a minute, while actrack_init()
+ * and actrack_thread_init() try at once.  A push never blocks: in a signal
+ * handler that interrupted this library on the same thread, or while
+ * another thread holds the attach lock, it is dropped.  The first push of
+ * a thread may attach the process (syscalls, dl_iterate_phdr()), so a
+ * thread that pushes from signal handlers calls actrack_thread_init()
+ * first; other calls made from a handler that interrupted the library
+ * return -EDEADLK.
  */
 #ifndef ACTRACK_H
 #define ACTRACK_H

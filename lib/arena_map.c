@@ -145,7 +145,13 @@ int __actrack_map_file(const char *path, bool writable, bool create,
 	if (!path || !*path || strlen(path) >= sizeof(m->path))
 		return -EINVAL;
 	for (int tries = 0;; tries++) {
-		fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		/*
+		 * The path may come from the environment: a FIFO must not
+		 * block us (O_NONBLOCK; it is then refused as not a regular
+		 * file) and a terminal must not become ours (O_NOCTTY).
+		 */
+		fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC |
+			  O_NONBLOCK | O_NOCTTY);
 		if (fd >= 0 || errno != ENOENT || !create || tries)
 			break;
 		ret = create_file_arena(path, create_size ?

@@ -19,6 +19,20 @@ struct actrack_proc __actrack_proc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
+__thread unsigned int __actrack_nesting;
+
+void __actrack_lock(void)
+{
+	__actrack_nesting++;
+	pthread_mutex_lock(&__actrack_proc.lock);
+}
+
+void __actrack_unlock(void)
+{
+	pthread_mutex_unlock(&__actrack_proc.lock);
+	__actrack_nesting--;
+}
+
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -50,8 +64,12 @@ static void atfork_child(void)
 	if (!fork_locked)
 		p->mapped = false;	/* the inherited mapping stays unused */
 	/* Keep the mapping (shared with the parent, same arena); drop the
-	 * identity: the next push or actrack_init() attaches as the child. */
+	 * identity: the next push or actrack_init() attaches as the child,
+	 * which gets one try of its own. */
 	p->attached = false;
+	p->attach_err = 0;
+	p->retry_ns = 0;
+	p->backoff_ns = 0;
 	p->pid = 0;
 	p->start_ticks = 0;
 	p->process_ref = 0;
@@ -184,6 +202,7 @@ static int attach_locked(const struct actrack_opts *opts)
 	uint32_t size = opts ? opts->file_size : 0;
 	int ret;
 
+	p->attach_attempts++;
 	if (!p->mapped) {
 		if (opts && opts->arena_path)
 			ret = __actrack_map_file(opts->arena_path, true, true,
@@ -215,6 +234,74 @@ static int attach_locked(const struct actrack_opts *opts)
 	return 0;
 }
 
+/* Remember how an attach ended (under the lock). */
+static void note_attach(int ret)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	uint64_t backoff = 0, retry = 0;
+
+	if (ret) {
+		backoff = p->backoff_ns ? 2 * p->backoff_ns :
+					  ACTRACK__RETRY_MIN_NS;
+		if (backoff > ACTRACK__RETRY_MAX_NS)
+			backoff = ACTRACK__RETRY_MAX_NS;
+		retry = __actrack_coarse_ns() + backoff;
+	}
+	p->backoff_ns = backoff;
+	if (!ret)	/* threads waiting out a failure may try at once */
+		__atomic_fetch_add(&p->attach_gen, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->attach_err, ret, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->retry_ns, retry, __ATOMIC_RELAXED);
+}
+
+/* A remembered failure that still holds, or 0. */
+static int remembered_failure(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	int err = __atomic_load_n(&p->attach_err, __ATOMIC_RELAXED);
+
+	if (err && __actrack_coarse_ns() <
+		   __atomic_load_n(&p->retry_ns, __ATOMIC_RELAXED))
+		return err;
+	return 0;
+}
+
+/* An implicit attach: after a remembered failure, only now and then. */
+static int attach_implicit(bool nonblock)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	int ret;
+
+	if (__atomic_load_n(&p->attached, __ATOMIC_ACQUIRE))
+		return 0;
+	if (__actrack_nesting)
+		return -EDEADLK;
+	ret = remembered_failure();
+	if (ret)
+		return ret;
+	__actrack_nesting++;
+	pthread_once(&atfork_once, register_atfork);
+	if (nonblock) {
+		if (pthread_mutex_trylock(&p->lock)) {
+			__actrack_nesting--;
+			return -EAGAIN;
+		}
+	} else {
+		pthread_mutex_lock(&p->lock);
+	}
+	ret = 0;
+	if (!p->attached) {
+		/* Someone may have failed while we waited for the lock. */
+		ret = remembered_failure();
+		if (!ret) {
+			ret = attach_locked(NULL);
+			note_attach(ret);
+		}
+	}
+	__actrack_unlock();
+	return ret;
+}
+
 ACTRACK_API int actrack_init(const struct actrack_opts *opts)
 {
 	struct actrack_proc *p = &__actrack_proc;
@@ -229,6 +316,9 @@ ACTRACK_API int actrack_init(const struct actrack_opts *opts)
 				    ACTRACK_INIT_NO_MODULES))
 			return -EINVAL;
 	}
+	if (__actrack_nesting)
+		return -EDEADLK;
+	__actrack_nesting++;
 	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&p->lock);
 	if (p->attached) {
@@ -240,17 +330,22 @@ ACTRACK_API int actrack_init(const struct actrack_opts *opts)
 			      opts->stack_slots != p->slots)))
 			ret = -EEXIST;
 	} else {
+		/* Explicit: tried now, whatever failed before. */
 		ret = attach_locked(opts);
+		note_attach(ret);
 	}
-	pthread_mutex_unlock(&p->lock);
+	__actrack_unlock();
 	return ret;
 }
 
 int __actrack_ensure_attached(void)
 {
-	if (__atomic_load_n(&__actrack_proc.attached, __ATOMIC_ACQUIRE))
-		return 0;
-	return actrack_init(NULL);
+	return attach_implicit(false);
+}
+
+int __actrack_attach_for_push(void)
+{
+	return attach_implicit(true);
 }
 
 ACTRACK_API enum actrack_backend actrack_backend(void)

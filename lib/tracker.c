@@ -29,6 +29,9 @@ ACTRACK_API __thread struct actrack__tls actrack__tls
  * theirs).
  */
 struct thread_state {
+	uint64_t retry_ns;	/* a push tries to get a tracker again after */
+	uint32_t retry_gen;	/* ... unless the process attached since */
+	uint32_t skips;		/* pushes dropped while waiting */
 	uint32_t ref, id;			/* our tracker block */
 	uint32_t data_refs[ACTRACK_THREAD_MAX_SLOTS]; /* per-slot user data */
 	uint32_t data_ids[ACTRACK_THREAD_MAX_SLOTS];
@@ -85,28 +88,22 @@ static void set_name(struct actrack_thread *t, const char *name)
 	memcpy(t->name, buf, sizeof(buf));
 }
 
-ACTRACK_API int actrack_thread_init(const char *name)
+/* Allocate and publish this thread's tracker; the process is attached. */
+static int tracker_create(const char *name)
 {
 	struct actrack_proc *p = &__actrack_proc;
 	struct actrack_thread *t;
 	uint32_t ref, size;
 	void *blk;
-	int ret;
 
-	if (actrack__tls.tracker) {
-		if (name)
-			set_name(actrack__tls.tracker, name);
-		return 0;
-	}
-	ret = __actrack_ensure_attached();
-	if (ret)
-		return ret;
 	pthread_once(&exit_key_once, make_exit_key);
 	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity);
 	ref = actrack_arena_alloc_payload(__actrack_arena(), ACTRACK_TYPE_THREAD,
 					  size, &blk);
-	if (!ref)
+	if (!ref) {
+		__atomic_fetch_add(&p->tracker_failures, 1, __ATOMIC_RELAXED);
 		return -ENOSPC;
+	}
 	t = blk;
 	set_name(t, name);
 	t->start_time_ns = __actrack_mono_ns();
@@ -120,13 +117,78 @@ ACTRACK_API int actrack_thread_init(const char *name)
 	return 0;
 }
 
+static int tracker_create_nested(const char *name)
+{
+	int ret;
+
+	/* A signal handler that pushes now must not make a second one. */
+	__actrack_nesting++;
+	ret = tracker_create(name);
+	__actrack_nesting--;
+	return ret;
+}
+
+ACTRACK_API int actrack_thread_init(const char *name)
+{
+	int ret;
+
+	if (actrack__tls.tracker) {
+		if (name)
+			set_name(actrack__tls.tracker, name);
+		return 0;
+	}
+	ret = __actrack_ensure_attached();
+	if (ret)
+		return ret;
+	if (__actrack_nesting)
+		return -EDEADLK;
+	return tracker_create_nested(name);
+}
+
+/*
+ * The first push of a thread without a tracker.  Whatever goes wrong, the
+ * push is dropped (token 0) and costs little: a failed attach or a failed
+ * allocation (a full or corrupt arena) is remembered, and until the retry
+ * time this is a counter, and every 64th time a clock read.  Never blocks: inside the
+ * library on this thread (a signal handler interrupted it) the push is
+ * dropped, and a busy attach lock drops it too (the next push tries
+ * again).
+ */
 ACTRACK_API struct actrack_thread *actrack__thread_slow(void)
 {
-	if (actrack_thread_init(NULL)) {
-		actrack__tls.dropped++;
-		return NULL;
+	uint32_t gen;
+	uint64_t now;
+	int ret;
+
+	if (__actrack_nesting)
+		goto drop;
+	/*
+	 * Waiting out a failure (unless the process attached since): look
+	 * at the clock every 64th push only.
+	 */
+	gen = __atomic_load_n(&__actrack_proc.attach_gen, __ATOMIC_RELAXED);
+	if (tstate.retry_ns && tstate.retry_gen == gen) {
+		if (++tstate.skips & 63)
+			goto drop;
+		now = __actrack_coarse_ns();
+		if (now < tstate.retry_ns)
+			goto drop;
 	}
-	return actrack__tls.tracker;
+	now = __actrack_coarse_ns();
+	ret = __actrack_attach_for_push();
+	if (!ret)
+		ret = tracker_create_nested(NULL);
+	if (!ret) {
+		tstate.retry_ns = 0;
+		return actrack__tls.tracker;
+	}
+	if (ret != -EAGAIN && ret != -EDEADLK) {
+		tstate.retry_ns = now + ACTRACK__RETRY_MIN_NS;
+		tstate.retry_gen = gen;
+	}
+drop:
+	actrack__tls.dropped++;
+	return NULL;
 }
 
 ACTRACK_API int actrack_set_thread_name(const char *name)

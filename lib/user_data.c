@@ -375,7 +375,7 @@ ACTRACK_API struct actrack_user_data *actrack_process_data(void)
 	ud = __atomic_load_n(&process_data, __ATOMIC_ACQUIRE);
 	if (ud)
 		return ud;
-	pthread_mutex_lock(&__actrack_proc.lock);
+	__actrack_lock();
 	ud = process_data;
 	rec = __actrack_process_record();
 	if (!ud && rec) {
@@ -386,7 +386,7 @@ ACTRACK_API struct actrack_user_data *actrack_process_data(void)
 			__atomic_store_n(&process_data, ud, __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&__actrack_proc.lock);
+	__actrack_unlock();
 	return ud;
 }
 
