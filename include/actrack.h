@@ -320,8 +320,10 @@ ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg);
  * actrack_record_process_exit() - after waitpid(): build the death report of
  * a launched child, call the exit callback, free its records (Chromium
  * RecordProcessExit + CleanupAfterProcess).  With the module this is done
- * by the kernel; the call then only forgets the child.
- * Return: records freed, or -ENOENT (not launched by us) / -errno.
+ * by the kernel; the call then only forgets the child.  A zombie counts
+ * as exited.
+ * Return: records freed, or -ENOENT (not launched by us), -EBUSY (the
+ * child still runs: nothing freed, call again after waitpid()), -errno.
  */
 ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status);
 
