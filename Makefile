@@ -54,7 +54,7 @@ all: lib cli examples tests benches
 
 lib: $(LIBA) $(LIBSO)
 cli: $(O)/actrack
-tests: $(TESTS)
+tests: $(TESTS) $(O)/header-std.stamp
 benches: $(BENCHES)
 examples: $(EXAMPLES)
 
@@ -84,6 +84,15 @@ $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
 		-Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-format-nonliteral -Wno-empty-body \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+# actrack.h compiles for strict C99 and C11 includers (no _GNU_SOURCE).
+HEADER_USE := '\#include <actrack.h>\nint main(void) { unsigned t = actrack_push_task(1); actrack_pop(t); return !actrack_version(); }\n'
+$(O)/header-std.stamp: include/actrack.h include/uapi/linux/actrack.h
+	@mkdir -p $(dir $@)
+	for std in c99 c11; do printf $(HEADER_USE) | \
+		$(CC) -std=$$std -Wall -Wextra -Werror -Iinclude -Iinclude/uapi \
+		-fsyntax-only -x c - || exit 1; done
+	@touch $@
 
 # The liburcu fork tests are clients of one urcu flavour each.
 $(O)/selftests/lib_urcu_memb_fork: LIBS += $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
@@ -138,7 +147,7 @@ bench: benches
 # make install [PREFIX=/usr/local] [DESTDIR=...]: library, headers, pkg-config
 # file, CLI and man pages (the module: `make module` and insmod actrack.ko).
 PREFIX  ?= /usr/local
-VERSION := $(shell sed -n 's/^\#define ACTRACK_ABI_MAJOR\t*//p' include/uapi/linux/actrack.h).$(shell sed -n 's/^\#define ACTRACK_ABI_MINOR\t*//p' include/uapi/linux/actrack.h)
+VERSION := $(shell sed -n 's/^\#define ACTRACK_VERSION\t*"\(.*\)"/\1/p' include/actrack.h)
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/include/linux \

@@ -46,6 +46,20 @@ extern "C" {
 
 #define ACTRACK_API __attribute__((visibility("default")))
 
+/*
+ * The library's version (libactrack.pc and `actrack --version` say the
+ * same); the ABI of the arena and the module is ACTRACK_ABI_MAJOR/MINOR.
+ */
+#define ACTRACK_VERSION_MAJOR	0
+#define ACTRACK_VERSION_MINOR	2
+#define ACTRACK_VERSION_PATCH	0
+#define ACTRACK_VERSION		"0.2.0"
+
+/** actrack_version() - the version of the library the program runs with
+ * (may be newer than the ACTRACK_VERSION it was built with).  Any
+ * context.  Return: "MAJOR.MINOR.PATCH", never NULL. */
+ACTRACK_API const char *actrack_version(void);
+
 /* ---------------------------------------------------------------------- */
 /* Attaching                                                               */
 /* ---------------------------------------------------------------------- */
@@ -112,17 +126,31 @@ ACTRACK_API struct actrack_thread *actrack__thread_slow(void);
 	__extension__({ __label__ __actrack_here; __actrack_here:	\
 			(uint64_t)(uintptr_t)&&__actrack_here; })
 
-/* The vDSO's coarse clock, inline: an extra call layer costs as much as
- * the rest of a push. */
+/* The coarse clock out of line, for includers without POSIX time. */
+ACTRACK_API uint64_t actrack__coarse_now(void);
+
+/*
+ * The vDSO's coarse clock, inline: an extra call layer costs as much as
+ * the rest of a push.  A strict -std=c99/c11 includer without feature
+ * macros gets no clock_gettime() from <time.h>; it calls the library.
+ */
 static inline __attribute__((always_inline)) uint64_t actrack__now(void)
 {
 	const volatile uint64_t *clock = actrack__tls.clock;
-	struct timespec ts;
 
 	if (clock)
 		return *clock;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+#ifdef CLOCK_MONOTONIC_COARSE
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000ULL +
+		       (uint64_t)ts.tv_nsec;
+	}
+#else
+	return actrack__coarse_now();
+#endif
 }
 
 static inline __attribute__((always_inline)) uint32_t

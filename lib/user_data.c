@@ -340,6 +340,9 @@ ACTRACK_API int actrack_set_raw_ref(struct actrack_user_data *ud,
 				    const char *name, const void *data,
 				    size_t size)
 {
+	/* As actrack_set_raw(): no bytes to point at, no size. */
+	if (!data && size)
+		return -EINVAL;
 	return set_ref(ud, name, ACTRACK_VALUE_RAW_REF, data, size);
 }
 

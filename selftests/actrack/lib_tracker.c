@@ -372,4 +372,15 @@ TEST(untracked_when_arena_is_not_an_arena)
 	unlink(path);
 }
 
+TEST(version_macros_and_function_agree)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d.%d.%d", ACTRACK_VERSION_MAJOR,
+		 ACTRACK_VERSION_MINOR, ACTRACK_VERSION_PATCH);
+	EXPECT_STREQ(ACTRACK_VERSION, v);
+	ASSERT_NE(NULL, actrack_version());
+	EXPECT_STREQ(ACTRACK_VERSION, actrack_version());
+}
+
 TEST_HARNESS_MAIN
