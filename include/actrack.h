@@ -96,6 +96,22 @@ struct actrack_opts {
  */
 ACTRACK_API int actrack_init(const struct actrack_opts *opts);
 
+/**
+ * actrack_reattach() - leave the arena and attach again, as the process's
+ * current uid and environment name it.  A process that drops privileges
+ * (setuid(), setresuid()) keeps the old uid's writable arena mapped until
+ * it calls this: call it right after the change, while no other thread
+ * has a tracker (they would point into the unmapped arena).  This
+ * thread's tracker and the process's records in the old arena are freed;
+ * the next push makes a new tracker.  $ACTRACK_ARENA is read with
+ * secure_getenv(): a setuid or setgid program ignores it.
+ * Context: any thread, not a signal handler.
+ * Return: 0, -EBUSY (another thread has a tracker: nothing changed),
+ * -EDEADLK (called from inside the library), or actrack_init()'s errors
+ * (then the process is not attached; pushes are dropped).
+ */
+ACTRACK_API int actrack_reattach(void);
+
 /** actrack_backend() - where this process is attached. */
 ACTRACK_API enum actrack_backend actrack_backend(void);
 

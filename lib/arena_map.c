@@ -298,7 +298,11 @@ int __actrack_map_reader(const char *path, uint32_t flags,
 int __actrack_map_default(bool writable, bool no_module, uint32_t create_size,
 			  struct actrack_map *m)
 {
-	const char *env = getenv(ACTRACK_ENV_ARENA);
+	/*
+	 * Not in a setuid/setgid program (or one with file capabilities):
+	 * whoever ran it must not choose the file it writes or reads.
+	 */
+	const char *env = secure_getenv(ACTRACK_ENV_ARENA);
 	char path[256];
 
 	if (env && *env)

@@ -338,6 +338,45 @@ ACTRACK_API int actrack_init(const struct actrack_opts *opts)
 	return ret;
 }
 
+ACTRACK_API int actrack_reattach(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_opts o = { .sz = sizeof(o) };
+	uint32_t others;
+	int ret;
+
+	if (__actrack_nesting)
+		return -EDEADLK;
+	__actrack_lock();
+	/* Another thread's tracker would point into the unmapped arena. */
+	others = __atomic_load_n(&p->trackers, __ATOMIC_RELAXED) -
+		 (actrack__tls.tracker ? 1 : 0);
+	if (others) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (p->attached) {
+		__actrack_tracker_leave();
+		/* Our records in the arena we leave: its owner cleans up. */
+		actrack_arena_free_owner(__actrack_arena(), p->pid,
+					 p->start_ticks, 0);
+	}
+	__atomic_store_n(&p->attached, false, __ATOMIC_RELEASE);
+	if (p->mapped)
+		__actrack_unmap(&p->map);
+	p->mapped = false;
+	p->process_ref = 0;
+	__actrack_user_data_after_fork();
+	/* Same shape of trackers; the arena is wherever it is now. */
+	o.stack_slots = p->slots;
+	o.flags = p->flags;
+	ret = attach_locked(&o);
+	note_attach(ret);
+out:
+	__actrack_unlock();
+	return ret;
+}
+
 int __actrack_ensure_attached(void)
 {
 	return attach_implicit(false);

@@ -139,6 +139,7 @@ struct actrack_proc {
 	int attach_err;
 	uint64_t retry_ns, backoff_ns;
 	uint32_t attach_gen;		/* bumped by every successful attach */
+	uint32_t trackers;		/* live trackers of our threads */
 	/* Counters for tests and for whoever debugs a silent library. */
 	uint32_t attach_attempts;	/* attach_locked() runs */
 	uint32_t tracker_failures;	/* tracker allocations that failed */
@@ -170,6 +171,9 @@ __actrack_hidden struct actrack_process *__actrack_process_record(void);
  * data id, which the owner passes to actrack_arena_free_owned(). */
 __actrack_hidden uint32_t __actrack_publish_owner(struct actrack_owner *o,
 						  uint32_t tid);
+/* Re-attach: free this thread's tracker in the arena being left and
+ * forget it (lib/tracker.c). */
+__actrack_hidden void __actrack_tracker_leave(void);
 /* Fork: forget this thread's tracker (lib/tracker.c). */
 __actrack_hidden void __actrack_tracker_forget_after_fork(void);
 /* Fork: the child launched nobody yet (lib/lifecycle.c). */

@@ -52,6 +52,9 @@ static void thread_exit(void *unused)
 {
 	struct actrack_arena *a = __actrack_arena();
 
+	if (actrack__tls.tracker)
+		__atomic_fetch_sub(&__actrack_proc.trackers, 1,
+				   __ATOMIC_RELAXED);
 	actrack__tls.tracker = NULL;
 	for (uint32_t i = 0; i < ACTRACK_THREAD_MAX_SLOTS; i++) {
 		if (tstate.data_refs[i])
@@ -70,8 +73,16 @@ static void make_exit_key(void)
 	pthread_key_create(&exit_key, thread_exit);
 }
 
+void __actrack_tracker_leave(void)
+{
+	thread_exit(NULL);
+	actrack__tls.slot_count = 0;
+	actrack__tls.clock = NULL;
+}
+
 void __actrack_tracker_forget_after_fork(void)
 {
+	__actrack_proc.trackers = 0;
 	/* The surviving thread's tracker belongs to the parent. */
 	memset(&actrack__tls, 0, sizeof(actrack__tls));
 	memset(&tstate, 0, sizeof(tstate));
@@ -113,6 +124,7 @@ static int tracker_create(const char *name)
 	actrack__tls.slot_count = p->slots;
 	actrack__tls.clock = p->map.clock;
 	actrack__tls.tracker = t;
+	__atomic_fetch_add(&p->trackers, 1, __ATOMIC_RELAXED);
 	pthread_setspecific(exit_key, &tstate);
 	return 0;
 }

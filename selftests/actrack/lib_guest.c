@@ -320,4 +320,63 @@ TEST(handler_push_during_init_on_another_thread)
 	unlink(path);
 }
 
+/* ---- re-attaching (after a privilege drop) ---------------------------- */
+
+static int threads_of(const char *path, pid_t pid)
+{
+	struct actrack_snapshot *snap;
+	int n = -1;
+
+	if (actrack_snapshot_take(path, ACTRACK_SNAP_ARENA_FILE, &snap))
+		return -1;
+	n = 0;
+	for (uint32_t i = 0; i < snap->nr_processes; i++)
+		if (snap->processes[i].pid == (uint32_t)pid)
+			n += (int)snap->processes[i].nr_threads;
+	actrack_snapshot_free(snap);
+	return n;
+}
+
+static void *hold_tracker(void *arg)
+{
+	int *stop = arg;
+
+	actrack_thread_init("holder");
+	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+TEST(reattach_leaves_the_old_arena)
+{
+	char a[256], b[256];
+	pthread_t th;
+	int stop = 0;
+
+	tmp_path(a, sizeof(a), "old-uid");
+	tmp_path(b, sizeof(b), "new-uid");
+	setenv(ACTRACK_ENV_ARENA, a, 1);
+	ASSERT_EQ(1U, actrack_push_task(1));
+	ASSERT_EQ(1, threads_of(a, getpid()));
+	/* another thread with a tracker: refused, nothing changes */
+	ASSERT_EQ(0, pthread_create(&th, NULL, hold_tracker, &stop));
+	for (int i = 0; i < 20000 && threads_of(a, getpid()) < 2; i++)
+		usleep(1000);
+	ASSERT_EQ(2, threads_of(a, getpid()));
+	setenv(ACTRACK_ENV_ARENA, b, 1);
+	EXPECT_EQ(-EBUSY, actrack_reattach());
+	EXPECT_EQ(1U, actrack_depth());
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	/* alone now: what a process does right after setuid() */
+	ASSERT_EQ(0, actrack_reattach());
+	EXPECT_EQ(0U, actrack_depth());
+	EXPECT_EQ(0, threads_of(a, getpid()));	/* nothing of ours left */
+	EXPECT_EQ(1U, actrack_push_task(2));
+	EXPECT_EQ(1, threads_of(b, getpid()));
+	actrack_pop(1);
+	unlink(a);
+	unlink(b);
+}
+
 TEST_HARNESS_MAIN
