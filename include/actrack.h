@@ -33,6 +33,7 @@
 #ifndef ACTRACK_H
 #define ACTRACK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -241,6 +242,17 @@ static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
 #define actrack_push_event_wait(event)					\
 	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_EVENT_WAIT,		\
 		      (uint64_t)(uintptr_t)(event), 0)
+/**
+ * actrack_pthread_tid() - the kernel thread id of @th, for
+ * actrack_push_thread_join(): the analyzer links a join to the thread it
+ * waits for by tid.  Known only for threads of this process that have a
+ * tracker (they pushed, or called actrack_thread_init()), and forgotten
+ * when the thread exits; so look it up before pthread_join(), or have the
+ * thread call actrack_thread_init() first.  At most 4096 threads at once.
+ * Lock-free; any context.  Return: the tid, or -ESRCH.
+ */
+ACTRACK_API pid_t actrack_pthread_tid(pthread_t th);
+
 #define actrack_push_thread_join(tid)					\
 	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_THREAD_JOIN, (tid), 0)
 #define actrack_push_process_wait(pid)					\
@@ -264,6 +276,20 @@ static inline void actrack__scope_end(uint32_t *token)
 #define ACTRACK_SCOPE(kind, ...)					\
 	uint32_t ACTRACK__CAT(__actrack_scope_, __LINE__)		\
 		__attribute__((cleanup(actrack__scope_end), unused)) =	\
+		actrack_push_##kind(__VA_ARGS__)
+
+/*
+ * The same with its token in variable @tok of the enclosing block, to
+ * annotate the scoped activity: ACTRACK_SCOPE_TOKEN(t, task, id);
+ * actrack_set_uint(actrack_activity_data(t), "bytes", n);
+ * Only activities that sit in a slot take user data: the first
+ * stack_slots of a thread's stack (8 unless actrack_init() asked for up to
+ * ACTRACK_THREAD_MAX_SLOTS).  Deeper ones count in the depth only, and
+ * actrack_activity_data() returns NULL for them: to annotate activities
+ * nested deeper than 8, raise stack_slots.
+ */
+#define ACTRACK_SCOPE_TOKEN(tok, kind, ...)				\
+	uint32_t tok __attribute__((cleanup(actrack__scope_end))) =	\
 		actrack_push_##kind(__VA_ARGS__)
 
 /**

@@ -32,12 +32,69 @@ struct thread_state {
 	uint64_t retry_ns;	/* a push tries to get a tracker again after */
 	uint32_t retry_gen;	/* ... unless the process attached since */
 	uint32_t skips;		/* pushes dropped while waiting */
+	uint32_t tid_slot;	/* tid_table index + 1, or 0 */
 	uint32_t ref, id;			/* our tracker block */
 	uint32_t data_refs[ACTRACK_THREAD_MAX_SLOTS]; /* per-slot user data */
 	uint32_t data_ids[ACTRACK_THREAD_MAX_SLOTS];
 	struct actrack_user_data *data[ACTRACK_THREAD_MAX_SLOTS];
 };
 static __thread struct thread_state tstate;
+
+/*
+ * pthread_t -> tid for actrack_pthread_tid(): one entry per thread with a
+ * tracker.  Lock-free (a thread claims a free entry by CAS of its tid and
+ * clears it at exit), so the push slow path and signal handlers never
+ * wait for it; a reader re-checks the tid around its read of the handle.
+ */
+#define TID_ENTRIES	4096
+struct tid_entry {
+	uint32_t tid;		/* 0: free */
+	pthread_t th;
+};
+static struct tid_entry tid_table[TID_ENTRIES];
+
+static void tid_register(uint32_t tid)
+{
+	for (uint32_t i = 0; i < TID_ENTRIES; i++) {
+		struct tid_entry *e = &tid_table[(tid + i) % TID_ENTRIES];
+		uint32_t free_tid = 0;
+
+		if (__atomic_compare_exchange_n(&e->tid, &free_tid, UINT32_MAX,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			e->th = pthread_self();
+			__atomic_store_n(&e->tid, tid, __ATOMIC_RELEASE);
+			tstate.tid_slot = (tid + i) % TID_ENTRIES + 1;
+			return;
+		}
+	}
+}
+
+static void tid_unregister(void)
+{
+	if (tstate.tid_slot)
+		__atomic_store_n(&tid_table[tstate.tid_slot - 1].tid, 0,
+				 __ATOMIC_RELEASE);
+}
+
+ACTRACK_API pid_t actrack_pthread_tid(pthread_t th)
+{
+	for (uint32_t i = 0; i < TID_ENTRIES; i++) {
+		struct tid_entry *e = &tid_table[i];
+		uint32_t tid = __atomic_load_n(&e->tid, __ATOMIC_ACQUIRE);
+		pthread_t seen;
+
+		if (!tid || tid == UINT32_MAX)
+			continue;
+		seen = e->th;
+		/* The entry may be reused under us: same tid before, after. */
+		if (__atomic_load_n(&e->tid, __ATOMIC_ACQUIRE) != tid)
+			continue;
+		if (pthread_equal(seen, th))
+			return (pid_t)tid;
+	}
+	return -ESRCH;
+}
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -55,6 +112,7 @@ static void thread_exit(void *unused)
 	if (actrack__tls.tracker)
 		__atomic_fetch_sub(&__actrack_proc.trackers, 1,
 				   __ATOMIC_RELAXED);
+	tid_unregister();
 	actrack__tls.tracker = NULL;
 	for (uint32_t i = 0; i < ACTRACK_THREAD_MAX_SLOTS; i++) {
 		if (tstate.data_refs[i])
@@ -83,6 +141,7 @@ void __actrack_tracker_leave(void)
 void __actrack_tracker_forget_after_fork(void)
 {
 	__actrack_proc.trackers = 0;
+	memset(tid_table, 0, sizeof(tid_table));	/* the parent's threads */
 	/* The surviving thread's tracker belongs to the parent. */
 	memset(&actrack__tls, 0, sizeof(actrack__tls));
 	memset(&tstate, 0, sizeof(tstate));
@@ -120,6 +179,7 @@ static int tracker_create(const char *name)
 	t->start_time_ns = __actrack_mono_ns();
 	t->slot_count = p->slots;
 	tstate.id = __actrack_publish_owner(&t->owner, current_tid());
+	tid_register(t->owner.tid);
 	tstate.ref = ref;
 	actrack__tls.slot_count = p->slots;
 	actrack__tls.clock = p->map.clock;

@@ -372,6 +372,72 @@ TEST(untracked_when_arena_is_not_an_arena)
 	unlink(path);
 }
 
+/* Nested scopes, @n deep; the innermost is annotated. */
+static int annotate_at_depth(int n, uint32_t *depth_seen)
+{
+	ACTRACK_SCOPE_TOKEN(tok, task, 1000 + n);
+	struct actrack_user_data *ud;
+
+	if (n > 1)
+		return annotate_at_depth(n - 1, depth_seen);
+	*depth_seen = tok;
+	ud = actrack_activity_data(tok);
+	if (!ud)
+		return -1;
+	if (actrack_set_uint(ud, "depth", tok))
+		return -2;
+	return ACTRACK_THREAD_SLOTS(my_tracker())[tok - 1].user_data ? 0 : -3;
+}
+
+TEST(scoped_activity_annotated_deeper_than_8)
+{
+	uint32_t depth = 0;
+
+	attach_fresh(_metadata, "deep", 16);
+	EXPECT_EQ(0, annotate_at_depth(12, &depth));
+	EXPECT_EQ(12u, depth);
+	EXPECT_EQ(0u, actrack_depth());		/* every scope popped */
+	/* beyond the slots: counted, not stored, so no user data */
+	EXPECT_EQ(-1, annotate_at_depth(17, &depth));
+	EXPECT_EQ(17u, depth);
+	EXPECT_EQ(0u, actrack_depth());
+}
+
+static void *tid_thread(void *arg)
+{
+	uint32_t *tid = arg;
+
+	actrack_thread_init("joined");
+	__atomic_store_n(tid, (uint32_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
+	while (__atomic_load_n(tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+TEST(pthread_tid_for_thread_join)
+{
+	uint32_t tid = 0, tok;
+	pthread_t th;
+
+	attach_fresh(_metadata, "tid", 8);
+	ASSERT_EQ(0, actrack_thread_init("main"));
+	EXPECT_EQ((pid_t)syscall(SYS_gettid), actrack_pthread_tid(pthread_self()));
+	ASSERT_EQ(0, pthread_create(&th, NULL, tid_thread, &tid));
+	for (int i = 0; i < 20000 && !__atomic_load_n(&tid, __ATOMIC_ACQUIRE);
+	     i++)
+		usleep(1000);
+	ASSERT_NE(0u, tid);
+	EXPECT_EQ((pid_t)tid, actrack_pthread_tid(th));
+	tok = actrack_push_thread_join(actrack_pthread_tid(th));
+	EXPECT_EQ(tid, ACTRACK_THREAD_SLOTS(my_tracker())[tok - 1].object);
+	__atomic_store_n(&tid, 0, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	actrack_pop(tok);
+	/* gone with its thread */
+	EXPECT_EQ(-ESRCH, actrack_pthread_tid(th));
+}
+
 TEST(version_macros_and_function_agree)
 {
 	char v[32];
