@@ -151,7 +151,8 @@ VERSION := $(shell sed -n 's/^\#define ACTRACK_VERSION\t*"\(.*\)"/\1/p' include/
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/include/linux \
-		$(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libactrack.so.1 $(DESTDIR)$(PREFIX)/lib/libactrack.so
@@ -162,6 +163,7 @@ install: lib cli
 		lib/libactrack.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libactrack.pc
 	install -m 755 $(O)/actrack $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 
 clean:
 	rm -rf $(O)
