@@ -76,7 +76,12 @@ enum actrack_backend {
 	ACTRACK_BACKEND_FILE,		/* file-backed arena */
 };
 
-/* Options for actrack_init(); @sz = sizeof(struct actrack_opts). */
+/*
+ * Options for actrack_init(); set @sz = sizeof(struct actrack_opts).  The
+ * struct may grow at its end: a library newer than the program reads the
+ * fields it lacks as 0, and an older library accepts a newer program's
+ * struct as long as every field it does not know is 0 (else -E2BIG).
+ */
 struct actrack_opts {
 	size_t sz;
 	const char *arena_path;	/* file arena; NULL: env, module, default */
@@ -93,7 +98,9 @@ struct actrack_opts {
  * the process (module: ACTRACK_IOC_ATTACH), writes the process record
  * (cmdline, phase LAUNCHED) and the loaded modules.  Idempotent; in a
  * forked child it re-attaches.  Context: any thread, not a signal handler.
- * Return: 0, -EEXIST (already attached with other options), -errno.
+ * Return: 0, -EEXIST (already attached with other options), -EINVAL (bad
+ * option, @sz smaller than any version of the struct), -E2BIG (non-zero
+ * bytes beyond the fields this library knows), -errno.
  */
 ACTRACK_API int actrack_init(const struct actrack_opts *opts);
 

@@ -302,14 +302,41 @@ static int attach_implicit(bool nonblock)
 	return ret;
 }
 
-ACTRACK_API int actrack_init(const struct actrack_opts *opts)
+/*
+ * Size-prefixed options (libbpf style): a caller built against an older,
+ * smaller struct passes its own sz and gets zeros for the fields it does
+ * not know; a newer, larger one is accepted if every byte we do not know
+ * is zero.  The smallest struct ever was the one ending at arena_path.
+ */
+#define OPTS_MIN_SIZE	(offsetof(struct actrack_opts, arena_path) + \
+			 sizeof(const char *))
+
+static int copy_opts(struct actrack_opts *dst, const struct actrack_opts *src)
+{
+	const unsigned char *tail = (const unsigned char *)src + sizeof(*dst);
+
+	if (src->sz < OPTS_MIN_SIZE)
+		return -EINVAL;
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst, src, src->sz < sizeof(*dst) ? src->sz : sizeof(*dst));
+	for (size_t i = sizeof(*dst); i < src->sz; i++)
+		if (tail[i - sizeof(*dst)])
+			return -E2BIG;
+	dst->sz = sizeof(*dst);
+	return 0;
+}
+
+ACTRACK_API int actrack_init(const struct actrack_opts *user_opts)
 {
 	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_opts copy, *opts = NULL;
 	int ret = 0;
 
-	if (opts) {
-		if (opts->sz < sizeof(*opts))
-			return -EINVAL;
+	if (user_opts) {
+		ret = copy_opts(&copy, user_opts);
+		if (ret)
+			return ret;
+		opts = &copy;
 		if (opts->stack_slots > ACTRACK_THREAD_MAX_SLOTS)
 			return -EINVAL;
 		if (opts->flags & ~(ACTRACK_INIT_NO_MODULE |

@@ -344,6 +344,40 @@ TEST(init_rejects_bad_options)
 	EXPECT_EQ(-EISDIR, actrack_init(&o));
 }
 
+/* libbpf-style sizes: older smaller structs, newer larger ones. */
+TEST(init_opts_are_size_prefixed)
+{
+	static char path[256];
+	struct {
+		struct actrack_opts o;
+		uint64_t future[2];
+	} big;
+	struct actrack_opts small;
+
+	snprintf(path, sizeof(path), "%s/actrack-test-sz-%d",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	unlink(path);
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	big.o.arena_path = path;
+	big.o.flags = ACTRACK_INIT_NO_MODULE;
+	big.future[1] = 1;
+	EXPECT_EQ(-E2BIG, actrack_init(&big.o));
+	/* an older program: only sz and arena_path, the rest is garbage */
+	memset(&small, 0x7f, sizeof(small));
+	small.sz = offsetof(struct actrack_opts, arena_path) + sizeof(char *);
+	small.arena_path = path;
+	EXPECT_EQ(0, actrack_init(&small));
+	EXPECT_EQ((int)ACTRACK_BACKEND_FILE, (int)actrack_backend());
+	EXPECT_EQ(1U, actrack_push_task(1));
+	EXPECT_EQ((uint32_t)ACTRACK_DEFAULT_SLOTS, my_tracker()->slot_count);
+	actrack_pop(1);
+	/* a newer program whose extra fields are zero */
+	big.future[1] = 0;
+	EXPECT_EQ(0, actrack_init(&big.o));
+	unlink(path);
+}
+
 TEST(init_is_idempotent_and_detects_conflicts)
 {
 	struct actrack_opts o = { .sz = sizeof(o), .arena_path = "/tmp/x" };
