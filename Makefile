@@ -39,8 +39,7 @@ CFLAGS   += -fsanitize=thread -fno-omit-frame-pointer \
 	    -Iselftests/actrack/tsan
 LDFLAGS  += -fsanitize=thread
 endif
-LIBS     := $(shell pkg-config --libs liburcu-bp liburcu-cds 2>/dev/null || echo -lurcu-bp -lurcu-cds -lurcu-common) \
-	    $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
+LIBS     := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
 CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
 
 LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c
@@ -64,7 +63,7 @@ all: lib cli examples tests benches
 
 lib: $(LIBA) $(LIBSO)
 cli: $(O)/actrack
-tests: $(TESTS)
+tests: $(TESTS) $(O)/header-std.stamp
 benches: $(BENCHES)
 examples: $(EXAMPLES)
 
@@ -94,6 +93,20 @@ $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
 		-Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-format-nonliteral -Wno-empty-body \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+# actrack.h compiles for strict C99 and C11 includers (no _GNU_SOURCE).
+HEADER_USE := '\#include <actrack.h>\nint main(void) { unsigned t = actrack_push_task(1); actrack_pop(t); return !actrack_version(); }\n'
+$(O)/header-std.stamp: include/actrack.h include/uapi/linux/actrack.h
+	@mkdir -p $(dir $@)
+	for std in c99 c11; do printf $(HEADER_USE) | \
+		$(CC) -std=$$std -Wall -Wextra -Werror -Iinclude -Iinclude/uapi \
+		-fsyntax-only -x c - || exit 1; done
+	@touch $@
+
+# The liburcu fork tests are clients of one urcu flavour each.
+$(O)/selftests/lib_urcu_memb_fork: LIBS += $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
+$(O)/selftests/lib_urcu_qsbr_fork: LIBS += $(shell pkg-config --libs liburcu-qsbr 2>/dev/null || echo -lurcu-qsbr -lurcu-common)
+$(O)/selftests/lib_urcu_bp_fork: LIBS += $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
 
 # cli_json embeds the schema (.incbin).
 $(O)/selftests/cli_json: docs/json-schema.json
@@ -150,11 +163,12 @@ bench: benches
 # make install [PREFIX=/usr/local] [DESTDIR=...]: library, headers, pkg-config
 # file, CLI and man pages (the module: `make module` and insmod actrack.ko).
 PREFIX  ?= /usr/local
-VERSION := $(shell sed -n 's/^\#define ACTRACK_ABI_MAJOR\t*//p' include/uapi/linux/actrack.h).$(shell sed -n 's/^\#define ACTRACK_ABI_MINOR\t*//p' include/uapi/linux/actrack.h)
+VERSION := $(shell sed -n 's/^\#define ACTRACK_VERSION\t*"\(.*\)"/\1/p' include/actrack.h)
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/include/linux \
-		$(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libactrack.so.1 $(DESTDIR)$(PREFIX)/lib/libactrack.so
@@ -165,6 +179,7 @@ install: lib cli
 		lib/libactrack.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libactrack.pc
 	install -m 755 $(O)/actrack $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 
 clean:
 	rm -rf $(O)

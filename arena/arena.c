@@ -70,6 +70,12 @@ at_static_assert(ACTRACK_THREAD_MAX_SLOTS * sizeof(struct actrack_activity) <= 4
 
 #define AT_BLOCK_HDR	((__u32)sizeof(struct actrack_block))
 
+/*
+ * The data id of an owned record being freed (see free_owned()): never
+ * handed out by actrack_arena_new_data_id().
+ */
+#define AT_DATA_ID_CLAIMED	0xFFFFFFFFU
+
 /* Live types have the ACTRACK_TYPE() shape; free types are complements. */
 #define AT_TYPE_MASK	0xFFF00000U
 #define AT_TYPE_BASE	0x41C00000U
@@ -366,7 +372,8 @@ void actrack_arena_make_iterable(struct actrack_arena *a, __u32 ref)
 	actrack_arena_set_corrupt(a);
 }
 
-static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need)
+static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need,
+			   void **payload)
 {
 	struct actrack_arena_iter it;
 	struct actrack_block *b;
@@ -391,12 +398,14 @@ static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need)
 		at_fence_release();
 		memset(block_payload(b), 0, size - AT_BLOCK_HDR);
 		at_store_release(&b->type_id, type);
+		*payload = block_payload(b);
 		return ref;
 	}
 	return 0;
 }
 
-static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need)
+static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need,
+			void **payload)
 {
 	struct actrack_arena_header *h = arena_hdr(a);
 	struct actrack_block *b;
@@ -440,13 +449,18 @@ static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need)
 	memset(block_payload(b), 0, need - AT_BLOCK_HDR);
 	at_store_release(&b->type_id, type);
 	actrack_arena_make_iterable(a, old);
+	*payload = block_payload(b);
 	return old;
 }
 
-__u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size)
+__u32 actrack_arena_alloc_payload(struct actrack_arena *a, __u32 type,
+				  __u32 size, void **payload)
 {
+	void *p = NULL;
 	__u32 need, ref;
 
+	if (payload)
+		*payload = NULL;
 	/*
 	 * Only ACTRACK_TYPE()-shaped types: reclaiming looks for ~type, which
 	 * must never be the type of a live record.
@@ -457,10 +471,22 @@ __u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size)
 		return 0;
 	need = (size + AT_BLOCK_HDR + ACTRACK_BLOCK_ALIGN - 1) &
 	       ~(ACTRACK_BLOCK_ALIGN - 1);
-	ref = arena_reclaim(a, type, need);
-	if (ref)
-		return ref;
-	return arena_bump(a, type, need);
+	ref = arena_reclaim(a, type, need, &p);
+	if (!ref)
+		ref = arena_bump(a, type, need, &p);
+	/*
+	 * The pointer we wrote through, not a second typed lookup: the block
+	 * is ours from the moment its type was stored, and a lookup could
+	 * only add ways to fail.
+	 */
+	if (ref && payload)
+		*payload = p;
+	return ref;
+}
+
+__u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size)
+{
+	return actrack_arena_alloc_payload(a, type, size, NULL);
 }
 
 bool actrack_arena_change_type(struct actrack_arena *a, __u32 ref, __u32 to,
@@ -490,24 +516,25 @@ bool actrack_arena_change_type(struct actrack_arena *a, __u32 ref, __u32 to,
 	return true;
 }
 
-bool actrack_arena_free(struct actrack_arena *a, __u32 ref, __u32 type)
-{
-	return actrack_arena_change_type(a, ref, ACTRACK_TYPE_FREE(type), type,
-					 true);
-}
-
 __u32 actrack_arena_new_data_id(struct actrack_arena *a)
 {
 	struct actrack_arena_header *h = arena_hdr(a);
 	__u32 id;
+	int i;
 
 	if (!a->writable)
 		return 0;
-	/* 0 means "not valid": skip it when the counter wraps. */
-	id = (__u32)at_fetch_add(&h->next_data_id, 1) + 1;
-	if (!id)
+	/*
+	 * 0 means "not valid" and AT_DATA_ID_CLAIMED "being freed": skip
+	 * both when the counter wraps (two steps at most, unless a hostile
+	 * writer keeps resetting the counter: then any valid id will do).
+	 */
+	for (i = 0; i < 3; i++) {
 		id = (__u32)at_fetch_add(&h->next_data_id, 1) + 1;
-	return id;
+		if (id && id != AT_DATA_ID_CLAIMED)
+			return id;
+	}
+	return 1;
 }
 
 __u32 actrack_arena_used(struct actrack_arena *a)
@@ -667,26 +694,55 @@ static __u64 owner_start_ticks(const struct actrack_owner *o)
 }
 
 /*
- * Free one owned record, but only if it still holds the record we matched
- * (data @id).  Between our reads of the owner and the CAS the block may have
- * been freed and reclaimed for a new owner of the same type; the new owner
- * gets a new data id (0 until it publishes), so re-checking the id under
- * TRANSITIONING closes that ABA window.  The owner trying to free its own
- * record in that window loses the CAS; it is exiting anyway.
+ * Bound on waiting for a block that someone else holds in TRANSITIONING
+ * after we claimed its data id: only a library older than the data-id
+ * protocol below does that, for a few instructions.
+ */
+#define AT_TRANSIT_SPINS	1024
+
+/*
+ * Free one owned record, but only if it still holds the record we matched:
+ * data @id.  The data id is the record's identity (unique per arena, never
+ * reused short of 2^32 allocations), and every freer of a published record
+ * - its owner, a cleaner in another process, the kernel - claims it first
+ * by CAS (@id -> AT_DATA_ID_CLAIMED).  Exactly one claim wins.  A block
+ * that was freed and reclaimed by a new owner meanwhile holds 0 or a new
+ * id, so the CAS fails and nothing of the new owner's is touched: its type
+ * never passes through TRANSITIONING, so its owner's lookups and frees
+ * never fail because a cleaner was looking at a stale copy.  The claim is
+ * a value of its own, not 0, because 0 also means "allocated, not yet
+ * published", which actrack_arena_free() frees by type alone.
  */
 static bool free_owned(struct actrack_arena *a, __u32 ref, __u32 type,
 		       __u32 id)
 {
 	struct actrack_owner *o;
 	struct actrack_block *b;
-	__u32 payload;
+	__u32 payload, t;
+	int i;
 
+	if (!a->writable || !ref || !id || id == AT_DATA_ID_CLAIMED)
+		return false;
 	o = owned_record(a, ref, type, &b, &payload);
 	if (!o)
 		return false;
-	if (at_cas(&b->type_id, type, ACTRACK_TYPE_TRANSITIONING) != type)
+	if (at_cas(&o->data_id, id, AT_DATA_ID_CLAIMED) != id)
 		return false;
-	if (at_load(&o->data_id) != id) {
+	for (i = 0; i < AT_TRANSIT_SPINS; i++) {
+		t = at_cas(&b->type_id, type, ACTRACK_TYPE_TRANSITIONING);
+		if (t == type)
+			break;
+		/* Freed by type alone (an older library): not ours now. */
+		if (t != ACTRACK_TYPE_TRANSITIONING)
+			return false;
+	}
+	if (i == AT_TRANSIT_SPINS)
+		return false;
+	/*
+	 * Someone that ignores claims freed and reclaimed the block between
+	 * our two CAS: give the new record back untouched.
+	 */
+	if (at_load(&o->data_id) != AT_DATA_ID_CLAIMED) {
 		at_store_release(&b->type_id, type);
 		return false;
 	}
@@ -696,6 +752,47 @@ static bool free_owned(struct actrack_arena *a, __u32 ref, __u32 type,
 	memset(o, 0, payload);
 	at_store_release(&b->type_id, ACTRACK_TYPE_FREE(type));
 	return true;
+}
+
+bool actrack_arena_free_owned(struct actrack_arena *a, __u32 ref, __u32 type,
+			      __u32 id)
+{
+	if (!actrack_arena_is_owned_type(type))
+		return false;
+	return free_owned(a, ref, type, id);
+}
+
+bool actrack_arena_free(struct actrack_arena *a, __u32 ref, __u32 type)
+{
+	struct actrack_owner *o;
+	struct actrack_block *b;
+	__u32 size, id;
+
+	if (!a->writable || !ref)
+		return false;
+	b = arena_block(a, ref, &size);
+	if (!b)
+		return false;
+	/* Too small for its record type: never published, plain path. */
+	if (actrack_arena_is_owned_type(type) &&
+	    size - AT_BLOCK_HDR >= owned_min_size(type)) {
+		o = block_payload(b);
+		/*
+		 * The id first, then the type (both acquire): a type seen
+		 * after the id belongs to the same or a later incarnation,
+		 * and a later one no longer holds this id, so the claim fails.
+		 */
+		id = at_load_acquire(&o->data_id);
+		if (at_load_acquire(&b->type_id) != type)
+			return false;
+		if (id == AT_DATA_ID_CLAIMED)
+			return false;	/* someone else is freeing it */
+		if (id)
+			return free_owned(a, ref, type, id);
+		/* Never published: nobody else may claim it. */
+	}
+	return actrack_arena_change_type(a, ref, ACTRACK_TYPE_FREE(type), type,
+					 true);
 }
 
 bool actrack_owner_matches(const struct actrack_owner *o,
@@ -812,8 +909,8 @@ int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
 	for (i = 0; i < ACTRACK_COPY_RETRIES; i++) {
 		/* Acquire pairs with the owner's release of data_id ... */
 		id1 = at_load_acquire(&th->owner.data_id);
-		if (!id1)
-			return -ENOENT;
+		if (!id1 || id1 == AT_DATA_ID_CLAIMED)
+			return -ENOENT;	/* not published, or being freed */
 		/* ... and with its release stores of version and depth. */
 		v1 = at_load_acquire(&th->version);
 		d1 = at_load_acquire(&th->depth);
@@ -882,8 +979,8 @@ int actrack_arena_copy_owned(struct actrack_arena *a, __u32 ref, __u32 type,
 
 	for (i = 0; i < ACTRACK_COPY_RETRIES; i++) {
 		id1 = at_load_acquire(&o->data_id);
-		if (!id1)
-			return -ENOENT;
+		if (!id1 || id1 == AT_DATA_ID_CLAIMED)
+			return -ENOENT;	/* not published, or being freed */
 		if (seq) {
 			/* Odd: a value is being rewritten right now. */
 			s1 = at_load_acquire(&ud->seq);

@@ -99,6 +99,15 @@ __u32 actrack_arena_payload_size(struct actrack_arena *a, __u32 ref);
 __u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size);
 
 /**
+ * actrack_arena_alloc_payload() - actrack_arena_alloc() that also hands back
+ * the payload it zeroed in *@payload (NULL on failure).  Owners write their
+ * new record through this pointer: a second typed lookup of a block just
+ * allocated could only add ways to fail.
+ */
+__u32 actrack_arena_alloc_payload(struct actrack_arena *a, __u32 type,
+				  __u32 size, void **payload);
+
+/**
  * actrack_arena_make_iterable() - append @ref to the iterable list
  * (Michael-Scott queue: CAS the tail's next, then swing the tail, helping a
  * stalled appender forward).  Idempotent.
@@ -114,8 +123,24 @@ void actrack_arena_make_iterable(struct actrack_arena *a, __u32 ref);
 bool actrack_arena_change_type(struct actrack_arena *a, __u32 ref, __u32 to,
 			       __u32 from, bool clear);
 
-/** actrack_arena_free() - @type -> ~@type with clearing. */
+/**
+ * actrack_arena_free() - @type -> ~@type with clearing.  A published owned
+ * record (data_id != 0) is claimed by its data id first, as
+ * actrack_arena_free_owned() does with the id seen at the call.
+ * Return: true if this caller freed it.
+ */
 bool actrack_arena_free(struct actrack_arena *a, __u32 ref, __u32 type);
+
+/**
+ * actrack_arena_free_owned() - free owned record @ref of @type only if its
+ * data id is still @id: claim it (CAS @id -> 0xFFFFFFFF, a data id never
+ * handed out, which readers see as a record about to go), then @type ->
+ * TRANSITIONING -> cleared -> ~@type.  Owners pass the id they published, so a record
+ * that was freed by a cleaner and reused by someone else is never touched.
+ * Return: true if this caller freed it.
+ */
+bool actrack_arena_free_owned(struct actrack_arena *a, __u32 ref, __u32 type,
+			      __u32 id);
 
 /** actrack_arena_new_data_id() - next non-zero owner data id. */
 __u32 actrack_arena_new_data_id(struct actrack_arena *a);
@@ -155,7 +180,7 @@ bool actrack_arena_is_owned_type(__u32 type);
  * and its activities' user data).  Each owner field is read once; records
  * of another start_ticks (a reused pid) are never touched, and neither is
  * a block that was freed and reclaimed by another owner while we looked
- * (its data id is re-checked under TRANSITIONING).
+ * (each record is claimed by its data id, see actrack_arena_free_owned()).
  * Return: number of records freed (>= 0; 0 for pid 0 or a read-only
  * arena).  Bad data sets the corrupt flag.
  */

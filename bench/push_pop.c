@@ -9,6 +9,14 @@
  *   clock word       libactrack with a clock word updated by another thread,
  *                    which is what a push costs on the module's arena (the
  *                    kernel keeps that word; see kmod/clock.c).
+ *   unguarded pop    libactrack's push with the pop as it was before it
+ *                    refused tokens above the depth (a copy below): the
+ *                    guard's cost is the difference to "file arena".
+ *   no arena         a push+pop when no arena is usable: $ACTRACK_ARENA
+ *                    names a missing directory (attach failed), or the
+ *                    arena is full and the thread has no tracker.  Both
+ *                    are dropped pushes (token 0) that retry at most once
+ *                    a second, so this is what a broken setup costs.
  *   precise clock    the floor plus clock_gettime(CLOCK_MONOTONIC):
  *                    Chromium's way, for comparison.
  *
@@ -16,11 +24,13 @@
  * are noisy, so no number here is ever an assertion.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "actrack.h"
 
 #define N	20000000UL
@@ -87,6 +97,30 @@ static __attribute__((noinline)) void lib_push_pop(unsigned long n)
 	}
 }
 
+/* actrack_pop() before the token guard (a token above the depth raised it). */
+static inline __attribute__((always_inline)) void old_pop(uint32_t token)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+	uint32_t v;
+
+	if (__builtin_expect(token == 0 || t == NULL, 0))
+		return;
+	__atomic_store_n(&t->depth, token - 1, __ATOMIC_RELAXED);
+	v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->version, v + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static __attribute__((noinline)) void lib_push_old_pop(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		uint32_t tok = actrack_push_task(i);
+
+		old_pop(tok);
+		__asm__ volatile("" ::: "memory");
+	}
+}
+
 static double measure(void (*fn)(unsigned long, int), int arg)
 {
 	double r[RUNS];
@@ -106,9 +140,12 @@ static void run_bare(unsigned long n, int ck)
 	bare(n, (enum clock_kind)ck);
 }
 
-static void run_lib(unsigned long n, int unused)
+static void run_lib(unsigned long n, int old)
 {
-	lib_push_pop(n);
+	if (old)
+		lib_push_old_pop(n);
+	else
+		lib_push_pop(n);
 }
 
 static volatile uint64_t clock_word;
@@ -127,6 +164,101 @@ static void *ticker(void *arg)
 	return NULL;
 }
 
+/* Threads that hold a tracker until released (they fill the arena). */
+static pthread_mutex_t fill_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fill_cv = PTHREAD_COND_INITIALIZER;
+static int fill_ready, fill_release;
+
+static void *fill_one(void *arg)
+{
+	int *ret = arg;
+
+	*ret = actrack_thread_init("filler");
+	pthread_mutex_lock(&fill_mu);
+	fill_ready++;
+	pthread_cond_broadcast(&fill_cv);
+	while (!fill_release)
+		pthread_cond_wait(&fill_cv, &fill_mu);
+	pthread_mutex_unlock(&fill_mu);
+	return NULL;
+}
+
+static void *measure_in_thread(void *arg)
+{
+	double *out = arg;
+
+	*out = measure(run_lib, 0);
+	return NULL;
+}
+
+/*
+ * In a child process (its own attach): a 64 KiB arena filled with 64-slot
+ * trackers of threads that stay alive, then push+pop in a new thread that
+ * cannot get one.  Return: ns per pair, or a negative number.
+ */
+static double measure_full_arena(void)
+{
+	enum { MAX_FILL = 64 };
+	double ns = -1;
+	int pfd[2], status;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char path[128];
+		struct actrack_opts o = {
+			.sz = sizeof(o), .arena_path = path,
+			.file_size = ACTRACK_ARENA_MIN_SIZE,
+			.stack_slots = ACTRACK_THREAD_MAX_SLOTS,
+			.flags = ACTRACK_INIT_NO_MODULE |
+				 ACTRACK_INIT_NO_MODULES,
+		};
+		pthread_t th[MAX_FILL], m;
+		int ret[MAX_FILL], n, k;
+
+		snprintf(path, sizeof(path), "/tmp/actrack-bench-full-%d",
+			 (int)getpid());
+		if (actrack_init(&o))
+			_exit(1);
+		/* one at a time, until a thread finds no room for its tracker */
+		for (n = 0; n < MAX_FILL; n++) {
+			if (pthread_create(&th[n], NULL, fill_one, &ret[n]))
+				break;
+			pthread_mutex_lock(&fill_mu);
+			while (fill_ready < n + 1)
+				pthread_cond_wait(&fill_cv, &fill_mu);
+			pthread_mutex_unlock(&fill_mu);
+			if (ret[n]) {
+				n++;
+				break;
+			}
+		}
+		if (!n || !ret[n - 1])
+			_exit(1);	/* never full */
+		pthread_create(&m, NULL, measure_in_thread, &ns);
+		pthread_join(m, NULL);
+		pthread_mutex_lock(&fill_mu);
+		fill_release = 1;
+		pthread_cond_broadcast(&fill_cv);
+		pthread_mutex_unlock(&fill_mu);
+		for (k = 0; k < n; k++)
+			pthread_join(th[k], NULL);
+		unlink(path);
+		if (write(pfd[1], &ns, sizeof(ns)) != sizeof(ns))
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (pid < 0 || read(pfd[0], &ns, sizeof(ns)) != sizeof(ns))
+		ns = -1;
+	close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return ns;
+}
+
 int main(void)
 {
 	char path[128];
@@ -135,9 +267,17 @@ int main(void)
 		.flags = ACTRACK_INIT_NO_MODULE,
 	};
 	const volatile uint64_t *saved;
-	double floor_ns, coarse_ns, precise_ns, file_ns, word_ns;
+	double floor_ns, coarse_ns, precise_ns, file_ns, word_ns, old_ns;
+	double old_word_ns, noarena_ns, full_ns;
 	pthread_t th;
 	int ret;
+
+	/* Before anything attaches: a full arena in a child of its own, then
+	 * an environment that names no usable arena. */
+	full_ns = measure_full_arena();
+	setenv(ACTRACK_ENV_ARENA, "/nonexistent-actrack-dir/arena", 1);
+	noarena_ns = measure(run_lib, 0);
+	unsetenv(ACTRACK_ENV_ARENA);
 
 	snprintf(path, sizeof(path), "/tmp/actrack-bench-%d", (int)getpid());
 	ret = actrack_init(&o);
@@ -153,12 +293,14 @@ int main(void)
 	coarse_ns = measure(run_bare, CLK_COARSE);
 	precise_ns = measure(run_bare, CLK_PRECISE);
 	file_ns = measure(run_lib, 0);
+	old_ns = measure(run_lib, 1);
 
 	/* The module's arena: a clock word another agent keeps current. */
 	pthread_create(&th, NULL, ticker, NULL);
 	saved = actrack__tls.clock;
 	actrack__tls.clock = &clock_word;
 	word_ns = measure(run_lib, 0);
+	old_word_ns = measure(run_lib, 1);
 	actrack__tls.clock = saved;
 	stop = 1;
 	pthread_join(th, NULL);
@@ -174,5 +316,13 @@ int main(void)
 	       "libactrack, file arena", file_ns);
 	printf("  %-34s %6.2f   (target <= 3)\n",
 	       "libactrack, kernel clock word", word_ns);
+	printf("  %-34s %6.2f   (file arena)\n",
+	       "baseline: pop without token guard", old_ns);
+	printf("  %-34s %6.2f   (kernel clock word)\n",
+	       "baseline: pop without token guard", old_word_ns);
+	printf("  %-34s %6.2f   ($ACTRACK_ARENA: missing directory)\n",
+	       "no arena: attach failed", noarena_ns);
+	printf("  %-34s %6.2f   (thread without a tracker)\n",
+	       "no arena: arena full", full_ns);
 	return 0;
 }

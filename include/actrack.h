@@ -15,10 +15,25 @@
  * handler that pushes while its thread was in the middle of a push may
  * leave that one interrupted slot with some fields of its own activity:
  * never a crash or a bad reference, and the depth stays right.
+ *
+ * A broken setup costs the host next to nothing.  When attaching fails
+ * (no module and $ACTRACK_ARENA names a missing directory, a file that is
+ * not an arena, a FIFO...) or the arena is full, pushes return token 0 and
+ * are dropped (counted in actrack__tls.dropped, about as cheap as a normal
+ * push); implicit attaches - pushes and every other call - try again at
+ * most once a second, backing off to once a minute, while actrack_init()
+ * and actrack_thread_init() try at once.  A push never blocks: in a signal
+ * handler that interrupted this library on the same thread, or while
+ * another thread holds the attach lock, it is dropped.  The first push of
+ * a thread may attach the process (syscalls, dl_iterate_phdr()), so a
+ * thread that pushes from signal handlers calls actrack_thread_init()
+ * first; other calls made from a handler that interrupted the library
+ * return -EDEADLK.
  */
 #ifndef ACTRACK_H
 #define ACTRACK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +46,20 @@ extern "C" {
 #endif
 
 #define ACTRACK_API __attribute__((visibility("default")))
+
+/*
+ * The library's version (libactrack.pc and `actrack --version` say the
+ * same); the ABI of the arena and the module is ACTRACK_ABI_MAJOR/MINOR.
+ */
+#define ACTRACK_VERSION_MAJOR	0
+#define ACTRACK_VERSION_MINOR	2
+#define ACTRACK_VERSION_PATCH	0
+#define ACTRACK_VERSION		"0.2.0"
+
+/** actrack_version() - the version of the library the program runs with
+ * (may be newer than the ACTRACK_VERSION it was built with).  Any
+ * context.  Return: "MAJOR.MINOR.PATCH", never NULL. */
+ACTRACK_API const char *actrack_version(void);
 
 /* ---------------------------------------------------------------------- */
 /* Attaching                                                               */
@@ -47,7 +76,12 @@ enum actrack_backend {
 	ACTRACK_BACKEND_FILE,		/* file-backed arena */
 };
 
-/* Options for actrack_init(); @sz = sizeof(struct actrack_opts). */
+/*
+ * Options for actrack_init(); set @sz = sizeof(struct actrack_opts).  The
+ * struct may grow at its end: a library newer than the program reads the
+ * fields it lacks as 0, and an older library accepts a newer program's
+ * struct as long as every field it does not know is 0 (else -E2BIG).
+ */
 struct actrack_opts {
 	size_t sz;
 	const char *arena_path;	/* file arena; NULL: env, module, default */
@@ -64,9 +98,27 @@ struct actrack_opts {
  * the process (module: ACTRACK_IOC_ATTACH), writes the process record
  * (cmdline, phase LAUNCHED) and the loaded modules.  Idempotent; in a
  * forked child it re-attaches.  Context: any thread, not a signal handler.
- * Return: 0, -EEXIST (already attached with other options), -errno.
+ * Return: 0, -EEXIST (already attached with other options), -EINVAL (bad
+ * option, @sz smaller than any version of the struct), -E2BIG (non-zero
+ * bytes beyond the fields this library knows), -errno.
  */
 ACTRACK_API int actrack_init(const struct actrack_opts *opts);
+
+/**
+ * actrack_reattach() - leave the arena and attach again, as the process's
+ * current uid and environment name it.  A process that drops privileges
+ * (setuid(), setresuid()) keeps the old uid's writable arena mapped until
+ * it calls this: call it right after the change, while no other thread
+ * has a tracker (they would point into the unmapped arena).  This
+ * thread's tracker and the process's records in the old arena are freed;
+ * the next push makes a new tracker.  $ACTRACK_ARENA is read with
+ * secure_getenv(): a setuid or setgid program ignores it.
+ * Context: any thread, not a signal handler.
+ * Return: 0, -EBUSY (another thread has a tracker: nothing changed),
+ * -EDEADLK (called from inside the library), or actrack_init()'s errors
+ * (then the process is not attached; pushes are dropped).
+ */
+ACTRACK_API int actrack_reattach(void);
 
 /** actrack_backend() - where this process is attached. */
 ACTRACK_API enum actrack_backend actrack_backend(void);
@@ -98,17 +150,31 @@ ACTRACK_API struct actrack_thread *actrack__thread_slow(void);
 	__extension__({ __label__ __actrack_here; __actrack_here:	\
 			(uint64_t)(uintptr_t)&&__actrack_here; })
 
-/* The vDSO's coarse clock, inline: an extra call layer costs as much as
- * the rest of a push. */
+/* The coarse clock out of line, for includers without POSIX time. */
+ACTRACK_API uint64_t actrack__coarse_now(void);
+
+/*
+ * The vDSO's coarse clock, inline: an extra call layer costs as much as
+ * the rest of a push.  A strict -std=c99/c11 includer without feature
+ * macros gets no clock_gettime() from <time.h>; it calls the library.
+ */
 static inline __attribute__((always_inline)) uint64_t actrack__now(void)
 {
 	const volatile uint64_t *clock = actrack__tls.clock;
-	struct timespec ts;
 
 	if (clock)
 		return *clock;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+#ifdef CLOCK_MONOTONIC_COARSE
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000ULL +
+		       (uint64_t)ts.tv_nsec;
+	}
+#else
+	return actrack__coarse_now();
+#endif
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -142,13 +208,26 @@ actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
 /**
  * actrack_pop() - end the activity that returned @token.  Also pops any
  * deeper activity that was never popped.  Hot path.
+ *
+ * A token is this thread's depth just after its push, nothing more, so the
+ * library cannot tell a right token from a wrong one of the same value:
+ * - 0 (an untracked push) and any token above the current depth (an
+ *   activity already popped, a token of another thread, garbage) are
+ *   ignored: the depth never rises through a pop.
+ * - A stale or foreign token at or below the current depth pops to
+ *   @token - 1, ending whatever activities are there now.
+ * Pop each token once, on the thread that pushed it.
  */
 static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
 {
 	struct actrack_thread *t = actrack__tls.tracker;
 	uint32_t v;
 
-	if (__builtin_expect(token == 0 || t == NULL, 0))
+	if (__builtin_expect(t == NULL, 0))
+		return;
+	/* One unsigned compare refuses both 0 and tokens above the depth. */
+	if (__builtin_expect(token - 1 >=
+			     __atomic_load_n(&t->depth, __ATOMIC_RELAXED), 0))
 		return;
 	__atomic_store_n(&t->depth, token - 1, __ATOMIC_RELAXED);
 	v = __atomic_load_n(&t->version, __ATOMIC_RELAXED);
@@ -172,6 +251,17 @@ static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
 #define actrack_push_event_wait(event)					\
 	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_EVENT_WAIT,		\
 		      (uint64_t)(uintptr_t)(event), 0)
+/**
+ * actrack_pthread_tid() - the kernel thread id of @th, for
+ * actrack_push_thread_join(): the analyzer links a join to the thread it
+ * waits for by tid.  Known only for threads of this process that have a
+ * tracker (they pushed, or called actrack_thread_init()), and forgotten
+ * when the thread exits; so look it up before pthread_join(), or have the
+ * thread call actrack_thread_init() first.  At most 4096 threads at once.
+ * Lock-free; any context.  Return: the tid, or -ESRCH.
+ */
+ACTRACK_API pid_t actrack_pthread_tid(pthread_t th);
+
 #define actrack_push_thread_join(tid)					\
 	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_THREAD_JOIN, (tid), 0)
 #define actrack_push_process_wait(pid)					\
@@ -195,6 +285,20 @@ static inline void actrack__scope_end(uint32_t *token)
 #define ACTRACK_SCOPE(kind, ...)					\
 	uint32_t ACTRACK__CAT(__actrack_scope_, __LINE__)		\
 		__attribute__((cleanup(actrack__scope_end), unused)) =	\
+		actrack_push_##kind(__VA_ARGS__)
+
+/*
+ * The same with its token in variable @tok of the enclosing block, to
+ * annotate the scoped activity: ACTRACK_SCOPE_TOKEN(t, task, id);
+ * actrack_set_uint(actrack_activity_data(t), "bytes", n);
+ * Only activities that sit in a slot take user data: the first
+ * stack_slots of a thread's stack (8 unless actrack_init() asked for up to
+ * ACTRACK_THREAD_MAX_SLOTS).  Deeper ones count in the depth only, and
+ * actrack_activity_data() returns NULL for them: to annotate activities
+ * nested deeper than 8, raise stack_slots.
+ */
+#define ACTRACK_SCOPE_TOKEN(tok, kind, ...)				\
+	uint32_t tok __attribute__((cleanup(actrack__scope_end))) =	\
 		actrack_push_##kind(__VA_ARGS__)
 
 /**
@@ -295,8 +399,10 @@ ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg);
  * actrack_record_process_exit() - after waitpid(): build the death report of
  * a launched child, call the exit callback, free its records (Chromium
  * RecordProcessExit + CleanupAfterProcess).  With the module this is done
- * by the kernel; the call then only forgets the child.
- * Return: records freed, or -ENOENT (not launched by us) / -errno.
+ * by the kernel; the call then only forgets the child.  A zombie counts
+ * as exited.
+ * Return: records freed, or -ENOENT (not launched by us), -EBUSY (the
+ * child still runs: nothing freed, call again after waitpid()), -errno.
  */
 ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status);
 

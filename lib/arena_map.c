@@ -145,7 +145,13 @@ int __actrack_map_file(const char *path, bool writable, bool create,
 	if (!path || !*path || strlen(path) >= sizeof(m->path))
 		return -EINVAL;
 	for (int tries = 0;; tries++) {
-		fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		/*
+		 * The path may come from the environment: a FIFO must not
+		 * block us (O_NONBLOCK; it is then refused as not a regular
+		 * file) and a terminal must not become ours (O_NOCTTY).
+		 */
+		fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC |
+			  O_NONBLOCK | O_NOCTTY);
 		if (fd >= 0 || errno != ENOENT || !create || tries)
 			break;
 		ret = create_file_arena(path, create_size ?
@@ -292,7 +298,11 @@ int __actrack_map_reader(const char *path, uint32_t flags,
 int __actrack_map_default(bool writable, bool no_module, uint32_t create_size,
 			  struct actrack_map *m)
 {
-	const char *env = getenv(ACTRACK_ENV_ARENA);
+	/*
+	 * Not in a setuid/setgid program (or one with file capabilities):
+	 * whoever ran it must not choose the file it writes or reads.
+	 */
+	const char *env = secure_getenv(ACTRACK_ENV_ARENA);
 	char path[256];
 
 	if (env && *env)

@@ -14,43 +14,70 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <urcu-bp.h>
 #include "internal.h"
 
 struct actrack_proc __actrack_proc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
+__thread unsigned int __actrack_nesting;
+
+void __actrack_lock(void)
+{
+	__actrack_nesting++;
+	pthread_mutex_lock(&__actrack_proc.lock);
+}
+
+void __actrack_unlock(void)
+{
+	pthread_mutex_unlock(&__actrack_proc.lock);
+	__actrack_nesting--;
+}
+
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* liburcu-bp keeps a registry lock of its own that fork must not split. */
+/*
+ * fork() handlers.  The library runs no handler of anyone else's (no
+ * urcu_*_before_fork(): the host may follow liburcu's fork protocol
+ * itself, and a second call deadlocks), and never blocks in fork(): it may
+ * be called from a signal handler that interrupted our lock's holder.  If
+ * the lock is busy, the child cannot trust what its holder was writing and
+ * maps the arena afresh.
+ */
+static __thread bool fork_locked;
+
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&__actrack_proc.lock);
-	urcu_bp_before_fork();
+	fork_locked = pthread_mutex_trylock(&__actrack_proc.lock) == 0;
 }
 
 static void atfork_parent(void)
 {
-	urcu_bp_after_fork_parent();
-	pthread_mutex_unlock(&__actrack_proc.lock);
+	if (fork_locked)
+		pthread_mutex_unlock(&__actrack_proc.lock);
 }
 
 static void atfork_child(void)
 {
 	struct actrack_proc *p = &__actrack_proc;
 
-	urcu_bp_after_fork_child();
 	pthread_mutex_init(&p->lock, NULL);
+	if (!fork_locked)
+		p->mapped = false;	/* the inherited mapping stays unused */
 	/* Keep the mapping (shared with the parent, same arena); drop the
-	 * identity: the next push or actrack_init() attaches as the child. */
+	 * identity: the next push or actrack_init() attaches as the child,
+	 * which gets one try of its own. */
 	p->attached = false;
+	p->attach_err = 0;
+	p->retry_ns = 0;
+	p->backoff_ns = 0;
 	p->pid = 0;
 	p->pid_ns = 0;
 	p->start_ticks = 0;
 	p->process_ref = 0;
 	__actrack_tracker_forget_after_fork();
 	__actrack_user_data_after_fork();
+	__actrack_lifecycle_after_fork();
 }
 
 static void register_atfork(void)
@@ -102,9 +129,10 @@ uint32_t __actrack_pid_ns_of(const char *who)
 	return (uint32_t)st.st_ino;
 }
 
-void __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
+uint32_t __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
 {
 	struct actrack_proc *p = &__actrack_proc;
+	uint32_t id = actrack_arena_new_data_id(__actrack_arena());
 
 	/* Atomic (plain moves on x86): a collector or snapshot in another
 	 * thread may read a recycled block's owner while it is rewritten. */
@@ -113,8 +141,8 @@ void __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
 	at_store(&o->pid_ns, p->pid_ns);
 	at_store(&o->start_ticks, p->start_ticks);
 	/* Readers treat data_id != 0 as "owner fields and contents valid". */
-	at_store_release(&o->data_id,
-			 actrack_arena_new_data_id(__actrack_arena()));
+	at_store_release(&o->data_id, id);
+	return id;
 }
 
 struct actrack_process *__actrack_process_record(void)
@@ -147,15 +175,14 @@ static int create_process_record(void)
 	struct actrack_proc *p = &__actrack_proc;
 	struct actrack_process *rec;
 	uint32_t ref;
+	void *blk;
 
-	ref = actrack_arena_alloc(__actrack_arena(), ACTRACK_TYPE_PROCESS,
-				  sizeof(*rec));
+	ref = actrack_arena_alloc_payload(__actrack_arena(),
+					  ACTRACK_TYPE_PROCESS, sizeof(*rec),
+					  &blk);
 	if (!ref)
 		return -ENOSPC;
-	rec = actrack_arena_get(__actrack_arena(), ref, ACTRACK_TYPE_PROCESS,
-				sizeof(*rec));
-	if (!rec)
-		return -EUCLEAN;
+	rec = blk;
 	rec->phase = ACTRACK_PHASE_LAUNCHED;
 	rec->parent_pid = (__u32)getppid();
 	rec->launch_time_ns = __actrack_mono_ns();
@@ -193,6 +220,7 @@ static int attach_locked(const struct actrack_opts *opts)
 	uint32_t size = opts ? opts->file_size : 0;
 	int ret;
 
+	p->attach_attempts++;
 	if (!p->mapped) {
 		if (opts && opts->arena_path)
 			ret = __actrack_map_file(opts->arena_path, true, true,
@@ -224,20 +252,118 @@ static int attach_locked(const struct actrack_opts *opts)
 	return 0;
 }
 
-ACTRACK_API int actrack_init(const struct actrack_opts *opts)
+/* Remember how an attach ended (under the lock). */
+static void note_attach(int ret)
 {
 	struct actrack_proc *p = &__actrack_proc;
+	uint64_t backoff = 0, retry = 0;
+
+	if (ret) {
+		backoff = p->backoff_ns ? 2 * p->backoff_ns :
+					  ACTRACK__RETRY_MIN_NS;
+		if (backoff > ACTRACK__RETRY_MAX_NS)
+			backoff = ACTRACK__RETRY_MAX_NS;
+		retry = __actrack_coarse_ns() + backoff;
+	}
+	p->backoff_ns = backoff;
+	if (!ret)	/* threads waiting out a failure may try at once */
+		__atomic_fetch_add(&p->attach_gen, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->attach_err, ret, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->retry_ns, retry, __ATOMIC_RELAXED);
+}
+
+/* A remembered failure that still holds, or 0. */
+static int remembered_failure(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	int err = __atomic_load_n(&p->attach_err, __ATOMIC_RELAXED);
+
+	if (err && __actrack_coarse_ns() <
+		   __atomic_load_n(&p->retry_ns, __ATOMIC_RELAXED))
+		return err;
+	return 0;
+}
+
+/* An implicit attach: after a remembered failure, only now and then. */
+static int attach_implicit(bool nonblock)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	int ret;
+
+	if (__atomic_load_n(&p->attached, __ATOMIC_ACQUIRE))
+		return 0;
+	if (__actrack_nesting)
+		return -EDEADLK;
+	ret = remembered_failure();
+	if (ret)
+		return ret;
+	__actrack_nesting++;
+	pthread_once(&atfork_once, register_atfork);
+	if (nonblock) {
+		if (pthread_mutex_trylock(&p->lock)) {
+			__actrack_nesting--;
+			return -EAGAIN;
+		}
+	} else {
+		pthread_mutex_lock(&p->lock);
+	}
+	ret = 0;
+	if (!p->attached) {
+		/* Someone may have failed while we waited for the lock. */
+		ret = remembered_failure();
+		if (!ret) {
+			ret = attach_locked(NULL);
+			note_attach(ret);
+		}
+	}
+	__actrack_unlock();
+	return ret;
+}
+
+/*
+ * Size-prefixed options (libbpf style): a caller built against an older,
+ * smaller struct passes its own sz and gets zeros for the fields it does
+ * not know; a newer, larger one is accepted if every byte we do not know
+ * is zero.  The smallest struct ever was the one ending at arena_path.
+ */
+#define OPTS_MIN_SIZE	(offsetof(struct actrack_opts, arena_path) + \
+			 sizeof(const char *))
+
+static int copy_opts(struct actrack_opts *dst, const struct actrack_opts *src)
+{
+	const unsigned char *tail = (const unsigned char *)src + sizeof(*dst);
+
+	if (src->sz < OPTS_MIN_SIZE)
+		return -EINVAL;
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst, src, src->sz < sizeof(*dst) ? src->sz : sizeof(*dst));
+	for (size_t i = sizeof(*dst); i < src->sz; i++)
+		if (tail[i - sizeof(*dst)])
+			return -E2BIG;
+	dst->sz = sizeof(*dst);
+	return 0;
+}
+
+ACTRACK_API int actrack_init(const struct actrack_opts *user_opts)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_opts copy, *opts = NULL;
 	int ret = 0;
 
-	if (opts) {
-		if (opts->sz < sizeof(*opts))
-			return -EINVAL;
+	if (user_opts) {
+		ret = copy_opts(&copy, user_opts);
+		if (ret)
+			return ret;
+		opts = &copy;
 		if (opts->stack_slots > ACTRACK_THREAD_MAX_SLOTS)
 			return -EINVAL;
 		if (opts->flags & ~(ACTRACK_INIT_NO_MODULE |
 				    ACTRACK_INIT_NO_MODULES))
 			return -EINVAL;
 	}
+	if (__actrack_nesting)
+		return -EDEADLK;
+	__actrack_nesting++;
 	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&p->lock);
 	if (p->attached) {
@@ -249,17 +375,61 @@ ACTRACK_API int actrack_init(const struct actrack_opts *opts)
 			      opts->stack_slots != p->slots)))
 			ret = -EEXIST;
 	} else {
+		/* Explicit: tried now, whatever failed before. */
 		ret = attach_locked(opts);
+		note_attach(ret);
 	}
-	pthread_mutex_unlock(&p->lock);
+	__actrack_unlock();
+	return ret;
+}
+
+ACTRACK_API int actrack_reattach(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_opts o = { .sz = sizeof(o) };
+	uint32_t others;
+	int ret;
+
+	if (__actrack_nesting)
+		return -EDEADLK;
+	__actrack_lock();
+	/* Another thread's tracker would point into the unmapped arena. */
+	others = __atomic_load_n(&p->trackers, __ATOMIC_RELAXED) -
+		 (actrack__tls.tracker ? 1 : 0);
+	if (others) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (p->attached) {
+		__actrack_tracker_leave();
+		/* Our records in the arena we leave: its owner cleans up. */
+		actrack_arena_free_owner(__actrack_arena(), p->pid,
+					 p->start_ticks, 0);
+	}
+	__atomic_store_n(&p->attached, false, __ATOMIC_RELEASE);
+	if (p->mapped)
+		__actrack_unmap(&p->map);
+	p->mapped = false;
+	p->process_ref = 0;
+	__actrack_user_data_after_fork();
+	/* Same shape of trackers; the arena is wherever it is now. */
+	o.stack_slots = p->slots;
+	o.flags = p->flags;
+	ret = attach_locked(&o);
+	note_attach(ret);
+out:
+	__actrack_unlock();
 	return ret;
 }
 
 int __actrack_ensure_attached(void)
 {
-	if (__atomic_load_n(&__actrack_proc.attached, __ATOMIC_ACQUIRE))
-		return 0;
-	return actrack_init(NULL);
+	return attach_implicit(false);
+}
+
+int __actrack_attach_for_push(void)
+{
+	return attach_implicit(true);
 }
 
 ACTRACK_API enum actrack_backend actrack_backend(void)

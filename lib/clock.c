@@ -22,6 +22,11 @@ uint64_t __actrack_coarse_ns(void)
 	return ts_ns(&ts);
 }
 
+ACTRACK_API uint64_t actrack__coarse_now(void)
+{
+	return __actrack_coarse_ns();
+}
+
 uint64_t __actrack_mono_ns(void)
 {
 	struct timespec ts;

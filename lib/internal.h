@@ -131,23 +131,65 @@ struct actrack_proc {
 	uint32_t slots;			/* activity slots per thread */
 	uint32_t process_ref;		/* our PROCESS record */
 	uint32_t flags;			/* ACTRACK_INIT_* */
+	/*
+	 * A failed attach is remembered: implicit attaches (a push, any
+	 * call but actrack_init()) return @attach_err without trying again
+	 * before @retry_ns (CLOCK_MONOTONIC_COARSE), and each failure
+	 * doubles the wait (ACTRACK__RETRY_MIN_NS .. _MAX_NS).  Written
+	 * under @lock, read lock-free (relaxed: a stale value only means
+	 * one attempt more or less).
+	 */
+	int attach_err;
+	uint64_t retry_ns, backoff_ns;
+	uint32_t attach_gen;		/* bumped by every successful attach */
+	uint32_t trackers;		/* live trackers of our threads */
+	/* Counters for tests and for whoever debugs a silent library. */
+	uint32_t attach_attempts;	/* attach_locked() runs */
+	uint32_t tracker_failures;	/* tracker allocations that failed */
 };
 extern struct actrack_proc __actrack_proc __actrack_hidden;
 
-/* Attach with defaults unless attached.  Return 0/-errno. */
+#define ACTRACK__RETRY_MIN_NS	1000000000ULL	/* 1 s */
+#define ACTRACK__RETRY_MAX_NS	64000000000ULL	/* 64 s */
+
+/*
+ * Set while this thread runs a library slow path that must not be
+ * re-entered (it holds the attach lock, or is half way through creating
+ * its tracker).  A signal handler that interrupts it and pushes gets a
+ * dropped push (token 0), never a deadlock; any other call returns
+ * -EDEADLK.  Use __actrack_lock() for @lock.
+ */
+extern __thread unsigned int __actrack_nesting __actrack_hidden;
+__actrack_hidden void __actrack_lock(void);
+__actrack_hidden void __actrack_unlock(void);
+
+/* Attach with defaults unless attached, honouring a remembered failure.
+ * Blocks on the attach lock.  Return 0/-errno (-EDEADLK: nested). */
 __actrack_hidden int __actrack_ensure_attached(void);
+/* The same for a push: never blocks (-EAGAIN if the lock is busy). */
+__actrack_hidden int __actrack_attach_for_push(void);
 /* Our PROCESS record, validated; NULL if gone. */
 __actrack_hidden struct actrack_process *__actrack_process_record(void);
-/* Publish a record: owner fields, then data_id with release. */
-__actrack_hidden void __actrack_publish_owner(struct actrack_owner *o,
-					      uint32_t tid);
+/* Publish a record: owner fields, then data_id with release.  Return: the
+ * data id, which the owner passes to actrack_arena_free_owned(). */
+__actrack_hidden uint32_t __actrack_publish_owner(struct actrack_owner *o,
+						  uint32_t tid);
+/* Re-attach: free this thread's tracker in the arena being left and
+ * forget it (lib/tracker.c). */
+__actrack_hidden void __actrack_tracker_leave(void);
 /* Fork: forget this thread's tracker (lib/tracker.c). */
 __actrack_hidden void __actrack_tracker_forget_after_fork(void);
+/* Fork: the child launched nobody yet (lib/lifecycle.c). */
+__actrack_hidden void __actrack_lifecycle_after_fork(void);
 /* Fork: forget cached user data handles (lib/user_data.c). */
 __actrack_hidden void __actrack_user_data_after_fork(void);
-/* Allocate an empty user data block of @capacity field bytes. */
+/* Allocate and publish an empty user data block of @capacity field bytes.
+ * Return: its reference (0: none) and, through @ud and @id, the block
+ * and its data id. */
 __actrack_hidden uint32_t __actrack_user_data_new(uint32_t tid,
-						  uint32_t capacity);
+						  uint32_t capacity,
+						  struct actrack_user_data **ud,
+						  uint32_t *id);
 /* Reset a thread-owned user data block (slot reuse). */
 __actrack_hidden void __actrack_user_data_reset(struct actrack_user_data *ud);
 

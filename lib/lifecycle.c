@@ -10,8 +10,11 @@
  * live process's evidence.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "internal.h"
 
 struct launched {
@@ -25,6 +28,17 @@ static size_t nr_launched, cap_launched;
 
 static actrack_exit_fn exit_fn;
 static void *exit_arg;
+
+/*
+ * In a forked child (called from the fork handler, without blocking): the
+ * parent's children are not the child's, and another thread may have held
+ * the lock at fork time.
+ */
+void __actrack_lifecycle_after_fork(void)
+{
+	pthread_mutex_init(&launch_lock, NULL);
+	nr_launched = 0;
+}
 
 ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg)
 {
@@ -68,6 +82,51 @@ out:
 	return ret;
 }
 
+/*
+ * Whether (@pid, @ticks) names a process that still runs: same start time
+ * and not a zombie (a zombie has exited; only its parent's wait is due).
+ */
+static bool still_running(pid_t pid, uint64_t ticks)
+{
+	char path[64], buf[512], *p;
+	uint64_t now;
+	ssize_t n;
+	int fd;
+
+	if (actrack_read_start_ticks(pid, &now) || now != ticks)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* The state follows the last ')' of the command name. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	return p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
+}
+
+static bool find_launched(pid_t pid, uint64_t *ticks)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&launch_lock);
+	for (size_t i = 0; i < nr_launched; i++) {
+		if (launched[i].pid == (uint32_t)pid) {
+			*ticks = launched[i].start_ticks;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&launch_lock);
+	return found;
+}
+
 static bool forget_launched(pid_t pid, uint64_t *ticks)
 {
 	bool found = false;
@@ -100,6 +159,16 @@ ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status)
 	ret = __actrack_ensure_attached();
 	if (ret)
 		return ret;
+	if (!find_launched(pid, &ticks))
+		return -ENOENT;
+	/*
+	 * Called before the child exited (or for a pid the caller never
+	 * waited for): its records are live, and freeing them would make
+	 * its later writes land in blocks that someone else reuses.  Keep
+	 * the entry so that the call after waitpid() works.
+	 */
+	if (still_running(pid, ticks))
+		return -EBUSY;
 	if (!forget_launched(pid, &ticks))
 		return -ENOENT;
 	/* With the module the kernel reports and cleans up by itself. */

@@ -52,6 +52,7 @@ static int record_one(struct dl_phdr_info *info, size_t size, void *data)
 	struct actrack_module *mod;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	uint32_t ref;
+	void *blk;
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -65,16 +66,13 @@ static int record_one(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (hi <= lo)
 		return 0;
-	ref = actrack_arena_alloc(a, ACTRACK_TYPE_MODULE, sizeof(*mod));
+	ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_MODULE, sizeof(*mod),
+					  &blk);
 	if (!ref) {
 		c->error = -ENOSPC;
 		return 1;
 	}
-	mod = actrack_arena_get(a, ref, ACTRACK_TYPE_MODULE, sizeof(*mod));
-	if (!mod) {
-		c->error = -EUCLEAN;
-		return 1;
-	}
+	mod = blk;
 	mod->base = info->dlpi_addr;
 	mod->vaddr = lo;
 	mod->size = hi - lo;

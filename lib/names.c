@@ -7,6 +7,11 @@
  */
 #include "internal.h"
 
+ACTRACK_API const char *actrack_version(void)
+{
+	return ACTRACK_VERSION;
+}
+
 ACTRACK_API const char *actrack_activity_name(uint8_t type)
 {
 	switch (type) {

@@ -38,24 +38,24 @@ static struct actrack_log *log_ring(void)
 	struct actrack_arena *a = __actrack_arena();
 	struct actrack_process *rec = __actrack_process_record();
 	struct actrack_log *log;
-	uint32_t ref, cur, size;
+	uint32_t ref, cur, size, id;
+	void *blk;
 
 	if (!rec)
 		return NULL;
 	size = sizeof(*log) + LOG_ENTRIES * sizeof(struct actrack_log_entry);
 	cur = at_load_acquire(&rec->log);
 	if (!cur) {
-		ref = actrack_arena_alloc(a, ACTRACK_TYPE_LOG, size);
+		ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_LOG, size,
+						  &blk);
 		if (!ref)
 			return NULL;
-		log = actrack_arena_get(a, ref, ACTRACK_TYPE_LOG, size);
-		if (!log)
-			return NULL;
+		log = blk;
 		log->capacity = LOG_ENTRIES;
-		__actrack_publish_owner(&log->owner, 0);
+		id = __actrack_publish_owner(&log->owner, 0);
 		cur = at_cas(&rec->log, 0, ref);
 		if (cur) /* lost the race */
-			actrack_arena_free(a, ref, ACTRACK_TYPE_LOG);
+			actrack_arena_free_owned(a, ref, ACTRACK_TYPE_LOG, id);
 		else
 			cur = ref;
 	}

@@ -21,12 +21,80 @@
 ACTRACK_API __thread struct actrack__tls actrack__tls
 	__attribute__((tls_model("initial-exec")));
 
-/* Private per-thread state, off the fast path. */
+/*
+ * Private per-thread state, off the fast path.  The owner keeps the
+ * pointers and data ids of its blocks: it never looks its own blocks up
+ * again, and it frees each only while it still holds the id it published
+ * (a cleaner that wrongly freed it and a new owner that reused it keep
+ * theirs).
+ */
 struct thread_state {
-	uint32_t ref;				/* our tracker block */
+	uint64_t retry_ns;	/* a push tries to get a tracker again after */
+	uint32_t retry_gen;	/* ... unless the process attached since */
+	uint32_t skips;		/* pushes dropped while waiting */
+	uint32_t tid_slot;	/* tid_table index + 1, or 0 */
+	uint32_t ref, id;			/* our tracker block */
 	uint32_t data_refs[ACTRACK_THREAD_MAX_SLOTS]; /* per-slot user data */
+	uint32_t data_ids[ACTRACK_THREAD_MAX_SLOTS];
+	struct actrack_user_data *data[ACTRACK_THREAD_MAX_SLOTS];
 };
 static __thread struct thread_state tstate;
+
+/*
+ * pthread_t -> tid for actrack_pthread_tid(): one entry per thread with a
+ * tracker.  Lock-free (a thread claims a free entry by CAS of its tid and
+ * clears it at exit), so the push slow path and signal handlers never
+ * wait for it; a reader re-checks the tid around its read of the handle.
+ */
+#define TID_ENTRIES	4096
+struct tid_entry {
+	uint32_t tid;		/* 0: free */
+	pthread_t th;
+};
+static struct tid_entry tid_table[TID_ENTRIES];
+
+static void tid_register(uint32_t tid)
+{
+	for (uint32_t i = 0; i < TID_ENTRIES; i++) {
+		struct tid_entry *e = &tid_table[(tid + i) % TID_ENTRIES];
+		uint32_t free_tid = 0;
+
+		if (__atomic_compare_exchange_n(&e->tid, &free_tid, UINT32_MAX,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			e->th = pthread_self();
+			__atomic_store_n(&e->tid, tid, __ATOMIC_RELEASE);
+			tstate.tid_slot = (tid + i) % TID_ENTRIES + 1;
+			return;
+		}
+	}
+}
+
+static void tid_unregister(void)
+{
+	if (tstate.tid_slot)
+		__atomic_store_n(&tid_table[tstate.tid_slot - 1].tid, 0,
+				 __ATOMIC_RELEASE);
+}
+
+ACTRACK_API pid_t actrack_pthread_tid(pthread_t th)
+{
+	for (uint32_t i = 0; i < TID_ENTRIES; i++) {
+		struct tid_entry *e = &tid_table[i];
+		uint32_t tid = __atomic_load_n(&e->tid, __ATOMIC_ACQUIRE);
+		pthread_t seen;
+
+		if (!tid || tid == UINT32_MAX)
+			continue;
+		seen = e->th;
+		/* The entry may be reused under us: same tid before, after. */
+		if (__atomic_load_n(&e->tid, __ATOMIC_ACQUIRE) != tid)
+			continue;
+		if (pthread_equal(seen, th))
+			return (pid_t)tid;
+	}
+	return -ESRCH;
+}
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -41,14 +109,20 @@ static void thread_exit(void *unused)
 {
 	struct actrack_arena *a = __actrack_arena();
 
+	if (actrack__tls.tracker)
+		__atomic_fetch_sub(&__actrack_proc.trackers, 1,
+				   __ATOMIC_RELAXED);
+	tid_unregister();
 	actrack__tls.tracker = NULL;
 	for (uint32_t i = 0; i < ACTRACK_THREAD_MAX_SLOTS; i++) {
 		if (tstate.data_refs[i])
-			actrack_arena_free(a, tstate.data_refs[i],
-					   ACTRACK_TYPE_USER_DATA);
+			actrack_arena_free_owned(a, tstate.data_refs[i],
+						 ACTRACK_TYPE_USER_DATA,
+						 tstate.data_ids[i]);
 	}
 	if (tstate.ref)
-		actrack_arena_free(a, tstate.ref, ACTRACK_TYPE_THREAD);
+		actrack_arena_free_owned(a, tstate.ref, ACTRACK_TYPE_THREAD,
+					 tstate.id);
 	memset(&tstate, 0, sizeof(tstate));
 }
 
@@ -57,8 +131,17 @@ static void make_exit_key(void)
 	pthread_key_create(&exit_key, thread_exit);
 }
 
+void __actrack_tracker_leave(void)
+{
+	thread_exit(NULL);
+	actrack__tls.slot_count = 0;
+	actrack__tls.clock = NULL;
+}
+
 void __actrack_tracker_forget_after_fork(void)
 {
+	__actrack_proc.trackers = 0;
+	memset(tid_table, 0, sizeof(tid_table));	/* the parent's threads */
 	/* The surviving thread's tracker belongs to the parent. */
 	memset(&actrack__tls, 0, sizeof(actrack__tls));
 	memset(&tstate, 0, sizeof(tstate));
@@ -75,11 +158,50 @@ static void set_name(struct actrack_thread *t, const char *name)
 	memcpy(t->name, buf, sizeof(buf));
 }
 
-ACTRACK_API int actrack_thread_init(const char *name)
+/* Allocate and publish this thread's tracker; the process is attached. */
+static int tracker_create(const char *name)
 {
 	struct actrack_proc *p = &__actrack_proc;
 	struct actrack_thread *t;
 	uint32_t ref, size;
+	void *blk;
+
+	pthread_once(&exit_key_once, make_exit_key);
+	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity);
+	ref = actrack_arena_alloc_payload(__actrack_arena(), ACTRACK_TYPE_THREAD,
+					  size, &blk);
+	if (!ref) {
+		__atomic_fetch_add(&p->tracker_failures, 1, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
+	t = blk;
+	set_name(t, name);
+	t->start_time_ns = __actrack_mono_ns();
+	t->slot_count = p->slots;
+	tstate.id = __actrack_publish_owner(&t->owner, current_tid());
+	tid_register(t->owner.tid);
+	tstate.ref = ref;
+	actrack__tls.slot_count = p->slots;
+	actrack__tls.clock = p->map.clock;
+	actrack__tls.tracker = t;
+	__atomic_fetch_add(&p->trackers, 1, __ATOMIC_RELAXED);
+	pthread_setspecific(exit_key, &tstate);
+	return 0;
+}
+
+static int tracker_create_nested(const char *name)
+{
+	int ret;
+
+	/* A signal handler that pushes now must not make a second one. */
+	__actrack_nesting++;
+	ret = tracker_create(name);
+	__actrack_nesting--;
+	return ret;
+}
+
+ACTRACK_API int actrack_thread_init(const char *name)
+{
 	int ret;
 
 	if (actrack__tls.tracker) {
@@ -90,34 +212,55 @@ ACTRACK_API int actrack_thread_init(const char *name)
 	ret = __actrack_ensure_attached();
 	if (ret)
 		return ret;
-	pthread_once(&exit_key_once, make_exit_key);
-	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity);
-	ref = actrack_arena_alloc(__actrack_arena(), ACTRACK_TYPE_THREAD, size);
-	if (!ref)
-		return -ENOSPC;
-	t = actrack_arena_get(__actrack_arena(), ref, ACTRACK_TYPE_THREAD,
-			      size);
-	if (!t)
-		return -EUCLEAN;
-	set_name(t, name);
-	t->start_time_ns = __actrack_mono_ns();
-	t->slot_count = p->slots;
-	__actrack_publish_owner(&t->owner, current_tid());
-	tstate.ref = ref;
-	actrack__tls.slot_count = p->slots;
-	actrack__tls.clock = p->map.clock;
-	actrack__tls.tracker = t;
-	pthread_setspecific(exit_key, &tstate);
-	return 0;
+	if (__actrack_nesting)
+		return -EDEADLK;
+	return tracker_create_nested(name);
 }
 
+/*
+ * The first push of a thread without a tracker.  Whatever goes wrong, the
+ * push is dropped (token 0) and costs little: a failed attach or a failed
+ * allocation (a full or corrupt arena) is remembered, and until the retry
+ * time this is a counter, and every 64th time a clock read.  Never blocks: inside the
+ * library on this thread (a signal handler interrupted it) the push is
+ * dropped, and a busy attach lock drops it too (the next push tries
+ * again).
+ */
 ACTRACK_API struct actrack_thread *actrack__thread_slow(void)
 {
-	if (actrack_thread_init(NULL)) {
-		actrack__tls.dropped++;
-		return NULL;
+	uint32_t gen;
+	uint64_t now;
+	int ret;
+
+	if (__actrack_nesting)
+		goto drop;
+	/*
+	 * Waiting out a failure (unless the process attached since): look
+	 * at the clock every 64th push only.
+	 */
+	gen = __atomic_load_n(&__actrack_proc.attach_gen, __ATOMIC_RELAXED);
+	if (tstate.retry_ns && tstate.retry_gen == gen) {
+		if (++tstate.skips & 63)
+			goto drop;
+		now = __actrack_coarse_ns();
+		if (now < tstate.retry_ns)
+			goto drop;
 	}
-	return actrack__tls.tracker;
+	now = __actrack_coarse_ns();
+	ret = __actrack_attach_for_push();
+	if (!ret)
+		ret = tracker_create_nested(NULL);
+	if (!ret) {
+		tstate.retry_ns = 0;
+		return actrack__tls.tracker;
+	}
+	if (ret != -EAGAIN && ret != -EDEADLK) {
+		tstate.retry_ns = now + ACTRACK__RETRY_MIN_NS;
+		tstate.retry_gen = gen;
+	}
+drop:
+	actrack__tls.dropped++;
+	return NULL;
 }
 
 ACTRACK_API int actrack_set_thread_name(const char *name)
@@ -182,25 +325,23 @@ ACTRACK_API uint32_t actrack_depth(void)
 
 ACTRACK_API struct actrack_user_data *actrack_activity_data(uint32_t token)
 {
-	struct actrack_arena *a = __actrack_arena();
 	struct actrack_activity *s = live_slot(token);
 	struct actrack_user_data *ud;
-	uint32_t *ref;
+	uint32_t *ref, i;
 
 	if (!s)
 		return NULL;
-	ref = &tstate.data_refs[token - 1];
+	i = token - 1;
+	ref = &tstate.data_refs[i];
 	if (!*ref) {
 		*ref = __actrack_user_data_new(current_tid(),
-					       ACTIVITY_DATA_CAPACITY);
+					       ACTIVITY_DATA_CAPACITY,
+					       &tstate.data[i],
+					       &tstate.data_ids[i]);
 		if (!*ref)
 			return NULL;
 	}
-	ud = actrack_arena_get(a, *ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
-	if (!ud) {
-		*ref = 0;
-		return NULL;
-	}
+	ud = tstate.data[i];
 	/* A push clears user_data: a new activity gets an emptied block. */
 	if (s->user_data != *ref) {
 		__actrack_user_data_reset(ud);

@@ -13,20 +13,20 @@
  * seq values.
  *
  * Index: setting a field first has to find it.  Process and global blocks
- * are long-lived and hot, so names are indexed in a liburcu lock-free hash
- * table (cds_lfht).  We use the "bp" (bulletproof) flavour because a
- * library cannot make its host application register threads or report
- * quiescent states: bp readers register themselves lazily and survive
- * threads that exit without unregistering.  Entries are keyed by the
- * block's data_id as well, so an entry never outlives its block's identity
- * and nothing is ever deleted (no call_rcu, no worker threads, fork-safe).
+ * are long-lived and hot, so names are indexed in a hash table private to
+ * this library: fixed buckets, entries only ever prepended by CAS and never
+ * removed, keyed by the block's data_id as well, so an entry never outlives
+ * its block's identity.  Readers need no lock and no RCU: nothing they can
+ * reach is ever freed.  (An earlier version used liburcu-bp's cds_lfht and
+ * had to call urcu_bp_before_fork() from pthread_atfork: a host program of
+ * the same flavour that follows liburcu's fork protocol then took the
+ * grace-period lock twice and deadlocked in fork().  A library must not
+ * share an RCU domain with its host; this index needs none.)
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <urcu-bp.h>
-#include <urcu/rculfhash.h>
 #include "internal.h"
 
 #define FIELD_HDR	((uint32_t)sizeof(struct actrack_field))
@@ -46,27 +46,22 @@ static uint8_t *fields_of(struct actrack_user_data *ud)
 
 /* ---- the name index ------------------------------------------------- */
 
+#define INDEX_BUCKETS	1024	/* chains stay short for a few hundred names */
+#define INDEX_MAX	8192	/* then new names are found by scanning */
+
 struct index_entry {
-	struct cds_lfht_node node;
+	struct index_entry *next;	/* immutable once published */
 	uint32_t data_id;
 	uint32_t ref;
 	uint32_t offset;
 	char name[ACTRACK_FIELD_NAME_MAX + 1];
 };
 
-static struct cds_lfht *name_index;
-static pthread_once_t index_once = PTHREAD_ONCE_INIT;
-
-static void index_create(void)
-{
-	/* Fixed size (no auto-resize: no worker threads); chains stay short
-	 * for the few hundred names a process annotates. */
-	name_index = cds_lfht_new(1024, 1024, 0, 0, NULL);
-}
+static struct index_entry *index_buckets[INDEX_BUCKETS];
+static uint32_t index_entries;
 
 /* FNV-1a over the key. */
-static unsigned long index_hash(uint32_t data_id, uint32_t ref,
-				const char *name)
+static uint32_t index_hash(uint32_t data_id, uint32_t ref, const char *name)
 {
 	uint64_t h = 1469598103934665603ULL;
 
@@ -74,67 +69,51 @@ static unsigned long index_hash(uint32_t data_id, uint32_t ref,
 	h = (h ^ ref) * 1099511628211ULL;
 	for (; *name; name++)
 		h = (h ^ (uint8_t)*name) * 1099511628211ULL;
-	return (unsigned long)h;
+	return (uint32_t)(h ^ (h >> 32)) % INDEX_BUCKETS;
 }
 
-struct index_key {
-	uint32_t data_id, ref;
-	const char *name;
-};
-
-static int index_match(struct cds_lfht_node *node, const void *key)
-{
-	const struct index_entry *e =
-		caa_container_of(node, struct index_entry, node);
-	const struct index_key *k = key;
-
-	return e->data_id == k->data_id && e->ref == k->ref &&
-	       !strcmp(e->name, k->name);
-}
-
-/* Return the indexed offset or -1. */
+/* Return the indexed offset or -1.  Lock-free; any thread. */
 static long index_lookup(uint32_t data_id, uint32_t ref, const char *name)
 {
-	struct index_key k = { data_id, ref, name };
-	struct cds_lfht_iter it;
-	struct cds_lfht_node *node;
-	long off = -1;
+	struct index_entry *e;
 
-	if (!name_index)
-		return -1;
-	urcu_bp_read_lock();
-	cds_lfht_lookup(name_index, index_hash(data_id, ref, name),
-			index_match, &k, &it);
-	node = cds_lfht_iter_get_node(&it);
-	if (node)
-		off = caa_container_of(node, struct index_entry, node)->offset;
-	urcu_bp_read_unlock();
-	return off;
+	/* Acquire pairs with the release of the CAS that published e. */
+	e = __atomic_load_n(&index_buckets[index_hash(data_id, ref, name)],
+			    __ATOMIC_ACQUIRE);
+	for (; e; e = e->next) {
+		if (e->data_id == data_id && e->ref == ref &&
+		    !strcmp(e->name, name))
+			return e->offset;
+	}
+	return -1;
 }
 
+/*
+ * Callers hold the block's seqcount, so one key is never added twice at
+ * once; different keys race only on the bucket head, by CAS.
+ */
 static void index_add(uint32_t data_id, uint32_t ref, const char *name,
 		      uint32_t offset)
 {
-	struct index_key k = { data_id, ref, name };
-	struct index_entry *e;
-	struct cds_lfht_node *got;
+	struct index_entry *e, *head, **bucket;
 
-	if (!name_index)
-		return;
+	if (__atomic_fetch_add(&index_entries, 1, __ATOMIC_RELAXED) >=
+	    INDEX_MAX)
+		return;		/* the index is only a shortcut */
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return;		/* the index is only a shortcut */
+		return;
 	e->data_id = data_id;
 	e->ref = ref;
 	e->offset = offset;
 	strcpy(e->name, name);
-	cds_lfht_node_init(&e->node);
-	urcu_bp_read_lock();
-	got = cds_lfht_add_unique(name_index, index_hash(data_id, ref, name),
-				  index_match, &k, &e->node);
-	urcu_bp_read_unlock();
-	if (got != &e->node)
-		free(e);
+	bucket = &index_buckets[index_hash(data_id, ref, name)];
+	head = __atomic_load_n(bucket, __ATOMIC_RELAXED);
+	do {
+		e->next = head;
+	} while (!__atomic_compare_exchange_n(bucket, &head, e, true,
+					      __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
 }
 
 /* ---- block handling -------------------------------------------------- */
@@ -180,21 +159,23 @@ static uint32_t ud_capacity(struct actrack_user_data *ud)
 	return cap < room ? cap : room;
 }
 
-uint32_t __actrack_user_data_new(uint32_t tid, uint32_t capacity)
+uint32_t __actrack_user_data_new(uint32_t tid, uint32_t capacity,
+				 struct actrack_user_data **udp, uint32_t *id)
 {
 	struct actrack_arena *a = __actrack_arena();
 	struct actrack_user_data *ud;
 	uint32_t ref;
+	void *blk;
 
-	ref = actrack_arena_alloc(a, ACTRACK_TYPE_USER_DATA,
-				  sizeof(*ud) + capacity);
+	*udp = NULL;
+	ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_USER_DATA,
+					  sizeof(*ud) + capacity, &blk);
 	if (!ref)
 		return 0;
-	ud = actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
-	if (!ud)
-		return 0;
+	ud = blk;
 	ud->capacity = actrack_arena_payload_size(a, ref) - sizeof(*ud);
-	__actrack_publish_owner(&ud->owner, tid);
+	*id = __actrack_publish_owner(&ud->owner, tid);
+	*udp = ud;
 	return ref;
 }
 
@@ -297,10 +278,8 @@ static int ud_set(struct actrack_user_data *ud, const char *name,
 	memcpy(base + used + voff, value, size);
 	at_store_release(&f->type, type);
 	at_store_release(&ud->used, used + rs);
-	if (ud_indexed(ud)) {
-		pthread_once(&index_once, index_create);
+	if (ud_indexed(ud))
 		index_add(ud->owner.data_id, ref_of(ud), name, used);
-	}
 	ret = 0;
 out:
 	ud_unlock(ud, seq);
@@ -361,6 +340,9 @@ ACTRACK_API int actrack_set_raw_ref(struct actrack_user_data *ud,
 				    const char *name, const void *data,
 				    size_t size)
 {
+	/* As actrack_set_raw(): no bytes to point at, no size. */
+	if (!data && size)
+		return -EINVAL;
 	return set_ref(ud, name, ACTRACK_VALUE_RAW_REF, data, size);
 }
 
@@ -387,29 +369,27 @@ void __actrack_user_data_after_fork(void)
 
 ACTRACK_API struct actrack_user_data *actrack_process_data(void)
 {
-	struct actrack_arena *a = __actrack_arena();
 	struct actrack_process *rec;
 	struct actrack_user_data *ud;
-	uint32_t ref;
+	uint32_t ref, id;
 
 	if (__actrack_ensure_attached())
 		return NULL;
 	ud = __atomic_load_n(&process_data, __ATOMIC_ACQUIRE);
 	if (ud)
 		return ud;
-	pthread_mutex_lock(&__actrack_proc.lock);
+	__actrack_lock();
 	ud = process_data;
 	rec = __actrack_process_record();
 	if (!ud && rec) {
-		ref = __actrack_user_data_new(0, PROCESS_DATA_CAPACITY);
-		ud = ref ? actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA,
-					     sizeof(*ud)) : NULL;
+		ref = __actrack_user_data_new(0, PROCESS_DATA_CAPACITY, &ud,
+					      &id);
 		if (ud) {
 			at_store_release(&rec->user_data, ref);
 			__atomic_store_n(&process_data, ud, __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&__actrack_proc.lock);
+	__actrack_unlock();
 	return ud;
 }
 
@@ -418,7 +398,8 @@ ACTRACK_API struct actrack_user_data *actrack_global_data(void)
 	struct actrack_arena *a = __actrack_arena();
 	struct actrack_arena_header *h;
 	struct actrack_user_data *ud;
-	uint32_t ref, cur;
+	uint32_t ref, cur, id;
+	void *blk;
 
 	if (__actrack_ensure_attached())
 		return NULL;
@@ -433,22 +414,19 @@ ACTRACK_API struct actrack_user_data *actrack_global_data(void)
 			return NULL;	/* corrupt reference */
 		}
 		/* Global data is owned by nobody: pid 0 is never cleaned. */
-		ref = actrack_arena_alloc(a, ACTRACK_TYPE_USER_DATA,
-					  sizeof(*ud) + GLOBAL_DATA_CAPACITY);
+		ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_USER_DATA,
+				sizeof(*ud) + GLOBAL_DATA_CAPACITY, &blk);
 		if (!ref)
 			return NULL;
-		ud = actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA,
-				       sizeof(*ud));
-		if (!ud)
-			return NULL;
+		ud = blk;
 		ud->capacity = actrack_arena_payload_size(a, ref) -
 			       sizeof(*ud);
-		at_store_release(&ud->owner.data_id,
-				 actrack_arena_new_data_id(a));
+		id = actrack_arena_new_data_id(a);
+		at_store_release(&ud->owner.data_id, id);
 		if (at_cas(&h->global_data, 0, ref) == 0)
 			return ud;
 		/* Another process won the race: use theirs. */
-		actrack_arena_free(a, ref, ACTRACK_TYPE_USER_DATA);
+		actrack_arena_free_owned(a, ref, ACTRACK_TYPE_USER_DATA, id);
 	}
 	return NULL;
 }

@@ -736,9 +736,9 @@ TEST(data_ids_unique_nonzero)
 		for (j = 0; j < i; j++)
 			ASSERT_NE(ids[j], ids[i]);
 	}
-	/* wrapping skips 0 */
-	hdr_of(&t)->next_data_id = 0xfffffffe;
-	ASSERT_EQ(0xffffffffU, actrack_arena_new_data_id(&t.a));
+	/* wrapping skips 0 and 0xffffffff (a record being freed) */
+	hdr_of(&t)->next_data_id = 0xfffffffd;
+	ASSERT_EQ(0xfffffffeU, actrack_arena_new_data_id(&t.a));
 	ASSERT_EQ(1U, actrack_arena_new_data_id(&t.a));
 	ASSERT_EQ(2U, actrack_arena_new_data_id(&t.a));
 	free(ids);

@@ -642,22 +642,26 @@ TEST(copy_thread_while_tracker_is_freed_and_reused)
 /* ------------------------------------------------------------------------ */
 
 #define ABA_ROUNDS	20000
+#define ABA_RUNS	10
 
 struct aba_ctx {
 	struct actrack_arena a;
 	int *done;
-	__u64 damaged, unfreeable, created, cleaned;
+	__u64 damaged, lost, unfreed, created, cleaned;
 };
 
-static __u32 aba_thread(struct actrack_arena *a, __u32 pid, __u32 *id)
+/* A published tracker, written through the pointer the allocator gave. */
+static __u32 aba_thread(struct actrack_arena *a, __u32 pid, __u32 *id,
+			struct actrack_thread **out)
 {
 	struct actrack_thread *th;
-	__u32 ref = actrack_arena_alloc(a, ACTRACK_TYPE_THREAD,
-					sizeof(*th) + 2 * 64);
+	void *p;
+	__u32 ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_THREAD,
+						sizeof(*th) + 2 * 64, &p);
 
 	if (!ref)
 		return 0;
-	th = actrack_arena_get(a, ref, ACTRACK_TYPE_THREAD, sizeof(*th));
+	th = p;
 	th->owner.pid = pid;
 	th->owner.tid = pid;
 	th->owner.start_ticks = pid;
@@ -665,6 +669,7 @@ static __u32 aba_thread(struct actrack_arena *a, __u32 pid, __u32 *id)
 	memset(th->name, 'a' + pid, sizeof(th->name) - 1);
 	*id = actrack_arena_new_data_id(a);
 	at_store_release(&th->owner.data_id, *id);
+	*out = th;
 	return ref;
 }
 
@@ -672,33 +677,44 @@ static __u32 aba_thread(struct actrack_arena *a, __u32 pid, __u32 *id)
 static void *aba_dead(void *arg)
 {
 	struct aba_ctx *x = arg;
+	struct actrack_thread *th;
 	__u32 id, ref;
 	int i;
 
 	for (i = 0; i < ABA_ROUNDS; i++) {
-		ref = aba_thread(&x->a, 1, &id);
+		ref = aba_thread(&x->a, 1, &id, &th);
 		if (ref && (i & 1))
-			actrack_arena_free(&x->a, ref, ACTRACK_TYPE_THREAD);
+			actrack_arena_free_owned(&x->a, ref,
+						 ACTRACK_TYPE_THREAD, id);
 		x->created++;
 	}
 	__atomic_fetch_add(x->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* pid 2 is alive: its records must never be touched by the cleaner */
+/*
+ * pid 2 is alive: its records must never be touched by the cleaner, its
+ * own lookups of them never fail and its own frees succeed at once, since
+ * a cleaner that looked at a stale copy of the block must leave it alone.
+ */
 static void *aba_live(void *arg)
 {
 	struct aba_ctx *x = arg;
 	struct actrack_thread *th;
 	__u32 id, ref, k;
-	int i, tries;
+	int i;
 
 	for (i = 0; i < ABA_ROUNDS; i++) {
-		ref = aba_thread(&x->a, 2, &id);
+		ref = aba_thread(&x->a, 2, &id, &th);
 		if (!ref)
 			continue;
-		th = actrack_arena_get(&x->a, ref, ACTRACK_TYPE_THREAD, 0);
+		x->created++;
 		for (k = 0; k < 16; k++) {
+			if (actrack_arena_get(&x->a, ref, ACTRACK_TYPE_THREAD,
+					      sizeof(*th)) != th) {
+				x->lost++;
+				break;
+			}
 			if (at_load(&th->owner.data_id) != id ||
 			    at_load(&th->owner.pid) != 2 ||
 			    th->name[0] != 'c' || th->name[30] != 'c') {
@@ -706,17 +722,9 @@ static void *aba_live(void *arg)
 				break;
 			}
 		}
-		/*
-		 * The cleaner may hold the block in TRANSITIONING for a moment
-		 * while it finds out that the block is not its to free.
-		 */
-		for (tries = 0; tries < 100000; tries++) {
-			if (actrack_arena_free(&x->a, ref, ACTRACK_TYPE_THREAD))
-				break;
-			sched_yield();
-		}
-		if (tries == 100000)
-			x->unfreeable++;
+		if (!actrack_arena_free_owned(&x->a, ref, ACTRACK_TYPE_THREAD,
+					      id))
+			x->unfreed++;
 	}
 	__atomic_fetch_add(x->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -734,31 +742,41 @@ static void *aba_cleaner(void *arg)
 
 TEST(free_owner_races_with_reuse_by_live_owner)
 {
+	__u64 cleaned = 0, created = 0;
 	struct aba_ctx x[3];
 	pthread_t th[3];
 	struct tarena t;
-	int done = 0, i;
+	int done, i, run;
 
-	ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
-	for (i = 0; i < 3; i++) {
-		memset(&x[i], 0, sizeof(x[i]));
-		x[i].a = t.a;
-		x[i].done = &done;
+	for (run = 0; run < ABA_RUNS; run++) {
+		ASSERT_EQ(0, tarena_format(&t, ARENA_SIZE, NULL));
+		done = 0;
+		for (i = 0; i < 3; i++) {
+			memset(&x[i], 0, sizeof(x[i]));
+			x[i].a = t.a;
+			x[i].done = &done;
+		}
+		ASSERT_EQ(0, pthread_create(&th[2], NULL, aba_cleaner, &x[2]));
+		ASSERT_EQ(0, pthread_create(&th[0], NULL, aba_dead, &x[0]));
+		ASSERT_EQ(0, pthread_create(&th[1], NULL, aba_live, &x[1]));
+		join_threads(th, 3);
+		/* nothing less than correct, in every round of every run */
+		ASSERT_EQ(0ULL, x[1].damaged);
+		ASSERT_EQ(0ULL, x[1].lost);
+		ASSERT_EQ(0ULL, x[1].unfreed);
+		ASSERT_LT(0ULL, x[2].cleaned);
+		/* nothing of the dead pid is left, everything of the live
+		 * one was freed by its owner */
+		ASSERT_EQ(0, actrack_arena_free_owner(&t.a, 1, 1, 0));
+		ASSERT_EQ(0, actrack_arena_free_owner(&t.a, 2, 2, 0));
+		ASSERT_FALSE(actrack_arena_is_corrupt(&t.a));
+		cleaned += x[2].cleaned;
+		created += x[0].created + x[1].created;
+		tarena_free(&t);
 	}
-	ASSERT_EQ(0, pthread_create(&th[2], NULL, aba_cleaner, &x[2]));
-	ASSERT_EQ(0, pthread_create(&th[0], NULL, aba_dead, &x[0]));
-	ASSERT_EQ(0, pthread_create(&th[1], NULL, aba_live, &x[1]));
-	join_threads(th, 3);
-	TH_LOG("cleaner freed %llu records of the dead pid",
-	       (unsigned long long)x[2].cleaned);
-	ASSERT_EQ(0ULL, x[1].damaged);
-	ASSERT_EQ(0ULL, x[1].unfreeable);
-	ASSERT_LT(0ULL, x[2].cleaned);
-	/* nothing of the dead pid is left, everything of the live one freed */
-	ASSERT_EQ(0, actrack_arena_free_owner(&t.a, 1, 1, 0));
-	ASSERT_EQ(0, actrack_arena_free_owner(&t.a, 2, 2, 0));
-	ASSERT_FALSE(actrack_arena_is_corrupt(&t.a));
-	tarena_free(&t);
+	TH_LOG("%d runs: %llu records created, cleaner freed %llu of the dead pid",
+	       ABA_RUNS, (unsigned long long)created,
+	       (unsigned long long)cleaned);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -910,6 +928,9 @@ static void watch_segv(int sig, siginfo_t *si, void *ucv)
 		watch.armed = 0;
 		watch.fn(watch.arg);
 		watch.injected = 1;
+		/* the action asked to run again at a later access */
+		if (watch.armed)
+			uc->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
 		return;
 	}
 	/* let this one access through, then protect again */
@@ -1187,6 +1208,75 @@ TEST(interleave_free_owner_with_reuse)
 	TH_LOG("%d injection points, block reused in place %d times",
 	       k - 2, reused);
 	ASSERT_LT(0, reused);
+}
+
+/*
+ * --- the live owner uses its new block while a cleaner looks at the old one
+ *
+ * At access k the dead owner's block is freed and reclaimed by a live owner
+ * (as in interleave_free_owner_with_reuse); from then on, at every further
+ * access the cleaner makes, the live owner looks its block up.  A cleaner
+ * that parks the reused block in TRANSITIONING to re-check a stale data id
+ * makes that lookup fail (a real thread would lose its tracker); and the
+ * owner's own free right after the cleanup must succeed at once.
+ */
+static int live_lookups, live_misses;
+
+static void act_live_lookup(void *arg)
+{
+	struct inter *x = arg;
+	struct actrack_thread *th = ithread(&x->other, x->new_ref);
+
+	live_lookups++;
+	if (!th || at_load(&th->owner.data_id) != x->id_new)
+		live_misses++;
+	/* again at the cleaner's next access */
+	watch.at = watch.hits + 1;
+	watch.armed = 1;
+}
+
+static void act_reuse_then_look(void *arg)
+{
+	struct inter *x = arg;
+
+	act_free_and_reclaim(x);
+	if (!x->new_ref)
+		return;
+	watch.fn = act_live_lookup;
+	watch.at = watch.hits + 1;
+	watch.armed = 1;
+}
+
+TEST(interleave_live_owner_lookup_during_cleanup)
+{
+	struct inter x;
+	int k, injected, ret, in_place = 0;
+
+	if (!HAVE_WATCH || watch_install())
+		SKIP(return, "needs x86-64 single-stepping");
+	live_lookups = live_misses = 0;
+	FOR_EACH_K(x, k, injected) {
+		ASSERT_EQ(0, inter_setup(&x));
+		x.new_ref = 0;
+		watch_begin(&x.t, k, act_reuse_then_look, &x);
+		ret = actrack_arena_free_owner(&x.t.a, 1, 1, 0);
+		injected = watch_end();
+		ASSERT_EQ(1, ret + (injected ? x.action_ret : 0));
+		ASSERT_EQ(0, live_misses);
+		if (injected) {
+			ASSERT_NE(0U, x.new_ref);
+			in_place += x.new_ref == x.ref;
+			/* the owner's own free works the first time */
+			ASSERT_TRUE(actrack_arena_free_owned(&x.other,
+				x.new_ref, ACTRACK_TYPE_THREAD, x.id_new));
+		}
+		ASSERT_FALSE(x.t.a.corrupt);
+		tarena_free(&x.t);
+	}
+	TH_LOG("%d injection points, %d reused in place, %d lookups by the live owner",
+	       k - 2, in_place, live_lookups);
+	ASSERT_LT(0, in_place);
+	ASSERT_LT(0, live_lookups);
 }
 
 /* --- copy_owned vs. a value rewrite inside the user data seqcount ------- */

@@ -186,6 +186,36 @@ TEST(record_exit_of_killed_child_has_signal)
 	EXPECT_FALSE(seen.d.core_dumped);
 }
 
+TEST(record_exit_of_running_child_is_refused)
+{
+	struct seen_death seen = { 0 };
+	uint64_t ticks;
+	siginfo_t si;
+	int status, live;
+	pid_t pid;
+
+	attach_fresh(_metadata, "busy");
+	actrack_set_exit_callback(on_exit_cb, &seen);
+	pid = spawn_worker(0, true);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, actrack_record_process_launch(pid));
+	ASSERT_EQ(0, actrack_read_start_ticks(pid, &ticks));
+	live = count_owned(pid, ticks, ACTRACK_TYPE_ANY);
+	ASSERT_LT(0, live);
+	/* Still running: nothing reported, nothing freed, entry kept. */
+	EXPECT_EQ(-EBUSY, actrack_record_process_exit(pid, 0));
+	EXPECT_EQ(live, count_owned(pid, ticks, ACTRACK_TYPE_ANY));
+	EXPECT_EQ(0, seen.calls);
+	/* A zombie has exited: its parent may report it before reaping. */
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(0, waitid(P_PID, pid, &si, WEXITED | WNOWAIT));
+	EXPECT_EQ(live, actrack_record_process_exit(pid, 0));
+	EXPECT_EQ(0, count_owned(pid, ticks, ACTRACK_TYPE_ANY));
+	EXPECT_EQ(1, seen.calls);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(-ENOENT, actrack_record_process_exit(pid, status));
+}
+
 TEST(launch_and_exit_reject_bad_pids)
 {
 	attach_fresh(_metadata, "badpid");

@@ -139,6 +139,58 @@ TEST(pop_bumps_version_and_unwinds_missed_pops)
 	EXPECT_EQ(0u, actrack_depth());
 }
 
+/* A foreign token, from another thread. */
+static void *pop_foreign(void *arg)
+{
+	uint32_t *tokens = arg;
+
+	tokens[1] = actrack_push_task(7);	/* depth 1 here */
+	actrack_pop(tokens[0]);			/* the main thread's token 3 */
+	tokens[2] = actrack_depth();
+	actrack_pop(tokens[1]);
+	return NULL;
+}
+
+TEST(token_above_depth_never_raises_it)
+{
+	uint32_t a, b, c, v0, tokens[3];
+	pthread_t th;
+
+	attach_fresh(_metadata, "token", 8);
+	a = actrack_push_task(1);
+	b = actrack_push_task(2);
+	v0 = my_tracker()->version;
+	/* A wrong token above the depth: ignored, nothing changes. */
+	actrack_pop(a + 40);
+	EXPECT_EQ(2u, actrack_depth());
+	actrack_pop(9999);
+	EXPECT_EQ(2u, actrack_depth());
+	actrack_pop(UINT32_MAX);
+	EXPECT_EQ(2u, actrack_depth());
+	actrack_pop(b + 1);
+	EXPECT_EQ(2u, actrack_depth());
+	EXPECT_EQ(v0, my_tracker()->version);
+	/* A stale token (popped already) above the depth: ignored. */
+	c = actrack_push_task(3);
+	actrack_pop(c);
+	actrack_pop(c);
+	EXPECT_EQ(2u, actrack_depth());
+	/* Another thread's token above that thread's depth: ignored there. */
+	c = actrack_push_task(3);
+	tokens[0] = c;
+	ASSERT_EQ(0, pthread_create(&th, NULL, pop_foreign, tokens));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(1u, tokens[1]);
+	EXPECT_EQ(1u, tokens[2]);
+	EXPECT_EQ(3u, actrack_depth());
+	/* A stale token at or below the depth pops to token - 1 (documented). */
+	actrack_pop(b);
+	EXPECT_EQ(1u, actrack_depth());
+	EXPECT_EQ(1u, ACTRACK_THREAD_SLOTS(my_tracker())[0].object);
+	actrack_pop(a);
+	EXPECT_EQ(0u, actrack_depth());
+}
+
 TEST(change_rewrites_live_activity)
 {
 	uint32_t tok, v0;
@@ -293,6 +345,40 @@ TEST(init_rejects_bad_options)
 	EXPECT_EQ(-EISDIR, actrack_init(&o));
 }
 
+/* libbpf-style sizes: older smaller structs, newer larger ones. */
+TEST(init_opts_are_size_prefixed)
+{
+	static char path[256];
+	struct {
+		struct actrack_opts o;
+		uint64_t future[2];
+	} big;
+	struct actrack_opts small;
+
+	snprintf(path, sizeof(path), "%s/actrack-test-sz-%d",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	unlink(path);
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	big.o.arena_path = path;
+	big.o.flags = ACTRACK_INIT_NO_MODULE;
+	big.future[1] = 1;
+	EXPECT_EQ(-E2BIG, actrack_init(&big.o));
+	/* an older program: only sz and arena_path, the rest is garbage */
+	memset(&small, 0x7f, sizeof(small));
+	small.sz = offsetof(struct actrack_opts, arena_path) + sizeof(char *);
+	small.arena_path = path;
+	EXPECT_EQ(0, actrack_init(&small));
+	EXPECT_EQ((int)ACTRACK_BACKEND_FILE, (int)actrack_backend());
+	EXPECT_EQ(1U, actrack_push_task(1));
+	EXPECT_EQ((uint32_t)ACTRACK_DEFAULT_SLOTS, my_tracker()->slot_count);
+	actrack_pop(1);
+	/* a newer program whose extra fields are zero */
+	big.future[1] = 0;
+	EXPECT_EQ(0, actrack_init(&big.o));
+	unlink(path);
+}
+
 TEST(init_is_idempotent_and_detects_conflicts)
 {
 	struct actrack_opts o = { .sz = sizeof(o), .arena_path = "/tmp/x" };
@@ -319,6 +405,83 @@ TEST(untracked_when_arena_is_not_an_arena)
 	EXPECT_EQ(0u, actrack_push_task(1));
 	EXPECT_EQ(0u, actrack_depth());
 	unlink(path);
+}
+
+/* Nested scopes, @n deep; the innermost is annotated. */
+static int annotate_at_depth(int n, uint32_t *depth_seen)
+{
+	ACTRACK_SCOPE_TOKEN(tok, task, 1000 + n);
+	struct actrack_user_data *ud;
+
+	if (n > 1)
+		return annotate_at_depth(n - 1, depth_seen);
+	*depth_seen = tok;
+	ud = actrack_activity_data(tok);
+	if (!ud)
+		return -1;
+	if (actrack_set_uint(ud, "depth", tok))
+		return -2;
+	return ACTRACK_THREAD_SLOTS(my_tracker())[tok - 1].user_data ? 0 : -3;
+}
+
+TEST(scoped_activity_annotated_deeper_than_8)
+{
+	uint32_t depth = 0;
+
+	attach_fresh(_metadata, "deep", 16);
+	EXPECT_EQ(0, annotate_at_depth(12, &depth));
+	EXPECT_EQ(12u, depth);
+	EXPECT_EQ(0u, actrack_depth());		/* every scope popped */
+	/* beyond the slots: counted, not stored, so no user data */
+	EXPECT_EQ(-1, annotate_at_depth(17, &depth));
+	EXPECT_EQ(17u, depth);
+	EXPECT_EQ(0u, actrack_depth());
+}
+
+static void *tid_thread(void *arg)
+{
+	uint32_t *tid = arg;
+
+	actrack_thread_init("joined");
+	__atomic_store_n(tid, (uint32_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
+	while (__atomic_load_n(tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+TEST(pthread_tid_for_thread_join)
+{
+	uint32_t tid = 0, tok;
+	pthread_t th;
+
+	attach_fresh(_metadata, "tid", 8);
+	ASSERT_EQ(0, actrack_thread_init("main"));
+	EXPECT_EQ((pid_t)syscall(SYS_gettid), actrack_pthread_tid(pthread_self()));
+	ASSERT_EQ(0, pthread_create(&th, NULL, tid_thread, &tid));
+	for (int i = 0; i < 20000 && !__atomic_load_n(&tid, __ATOMIC_ACQUIRE);
+	     i++)
+		usleep(1000);
+	ASSERT_NE(0u, tid);
+	EXPECT_EQ((pid_t)tid, actrack_pthread_tid(th));
+	tok = actrack_push_thread_join(actrack_pthread_tid(th));
+	EXPECT_EQ(tid, ACTRACK_THREAD_SLOTS(my_tracker())[tok - 1].object);
+	__atomic_store_n(&tid, 0, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	actrack_pop(tok);
+	/* gone with its thread */
+	EXPECT_EQ(-ESRCH, actrack_pthread_tid(th));
+}
+
+TEST(version_macros_and_function_agree)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d.%d.%d", ACTRACK_VERSION_MAJOR,
+		 ACTRACK_VERSION_MINOR, ACTRACK_VERSION_PATCH);
+	EXPECT_STREQ(ACTRACK_VERSION, v);
+	ASSERT_NE(NULL, actrack_version());
+	EXPECT_STREQ(ACTRACK_VERSION, actrack_version());
 }
 
 TEST_HARNESS_MAIN

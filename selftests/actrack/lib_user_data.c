@@ -113,6 +113,22 @@ TEST(all_eight_types_round_trip)
 	__actrack_free_values(vals, n);
 }
 
+TEST(raw_ref_refuses_null_like_raw)
+{
+	struct actrack_user_data *ud;
+	static const char buf[4];
+
+	attach_fresh(_metadata, "rawref");
+	ud = actrack_process_data();
+	ASSERT_NE(NULL, ud);
+	EXPECT_EQ(-EINVAL, actrack_set_raw(ud, "raw", NULL, 4));
+	EXPECT_EQ(-EINVAL, actrack_set_raw_ref(ud, "ref", NULL, 4));
+	/* nothing to point at and no size: an empty value, as for raw */
+	EXPECT_EQ(0, actrack_set_raw(ud, "raw0", NULL, 0));
+	EXPECT_EQ(0, actrack_set_raw_ref(ud, "ref0", NULL, 0));
+	EXPECT_EQ(0, actrack_set_raw_ref(ud, "ref", buf, sizeof(buf)));
+}
+
 TEST(rewrite_in_place_and_errnos)
 {
 	struct actrack_user_data *ud;

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fault storms against the module: processes killed at random points of
+ * pushes, pops, user-data writes and tracker creation, and a process
+ * killed by the OOM killer of a small memory cgroup.  Each ends with the
+ * arena back at its baseline and no record left behind.  (Kills during
+ * unload and reload are in vm_reload.c.)
+ */
+#include <sys/mount.h>
+#include "vm_util.h"
+
+#define STORM_UID	32000
+#define STORM_PROCS	(getenv("ACTRACK_STORM_PROCS") ? atoi(getenv("ACTRACK_STORM_PROCS")) : 1000)
+#define STORM_BATCH	10
+
+FIXTURE(storm) {
+	struct actrack_monitor *m;
+	struct vm_deaths *ds;
+};
+
+FIXTURE_SETUP(storm)
+{
+	self->m = NULL;
+	self->ds = NULL;
+	VM_REQUIRE_MODULE();
+	if (geteuid() != 0)
+		SKIP(return, "needs root to switch uids and cgroups");
+	ASSERT_EQ(0, actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &self->m));
+	self->ds = calloc(1, sizeof(*self->ds));
+	ASSERT_NE(NULL, self->ds);
+}
+
+FIXTURE_TEARDOWN(storm)
+{
+	if (self->m)
+		actrack_monitor_close(self->m);
+	if (self->ds) {
+		vm_deaths_free(self->ds);
+		free(self->ds);
+	}
+}
+
+/* Live records of any owner but global ones (pid 0). */
+static int live_records(struct vm_map *map)
+{
+	struct actrack_arena_iter it;
+	uint32_t ref, t;
+	int n = 0;
+
+	actrack_arena_iter_init(&it, &map->a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
+		struct actrack_owner *o;
+
+		if (!actrack_arena_is_owned_type(t))
+			continue;
+		o = actrack_arena_get(&map->a, ref, t, sizeof(*o));
+		if (o && o->data_id && o->pid)
+			n++;
+	}
+	return n;
+}
+
+/* What the arena's blocks are, for the log when a storm leaks. */
+static void census(struct __test_metadata *_metadata, struct vm_map *map)
+{
+	struct actrack_arena_iter it;
+	uint32_t ref, t, nfree = 0, unpublished = 0, trans = 0, other = 0;
+	uint32_t live = 0;
+
+	actrack_arena_iter_init(&it, &map->a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
+		struct actrack_owner *o;
+
+		if (t == ACTRACK_TYPE_TRANSITIONING) {
+			trans++;
+			continue;
+		}
+		if (!actrack_arena_is_owned_type(t)) {
+			if ((t & 0xff000000u) != 0x41000000u)
+				nfree++;
+			else
+				other++;
+			continue;
+		}
+		o = actrack_arena_get(&map->a, ref, t, sizeof(*o));
+		if (o && !o->data_id) {
+			unpublished++;
+			TH_LOG("unpublished block %u type 0x%x pid %u tid %u",
+			       ref, t, o->pid, o->tid);
+		} else {
+			live++;
+		}
+	}
+	TH_LOG("blocks: %u free, %u live, %u unpublished, %u transitioning, "
+	       "%u other", nfree, live, unpublished, trans, other);
+}
+
+/* Short-lived threads: each creates (and at exit gives back) a tracker. */
+static void *storm_short(void *arg)
+{
+	uint32_t t = actrack_push_task((uint64_t)(uintptr_t)arg);
+
+	actrack_set_int(actrack_activity_data(t), "n", (int64_t)(uintptr_t)arg);
+	actrack_pop(t);
+	return NULL;
+}
+
+static void *storm_worker(void *arg)
+{
+	uint64_t n = 0;
+
+	(void)arg;
+	for (;;) {
+		uint32_t t = actrack_push_generic(1, n, 2);
+		struct actrack_user_data *ud = actrack_activity_data(t);
+
+		actrack_set_int(ud, "n", (int64_t)n);
+		actrack_set_string(ud, "what", (n & 1) ? "odd" : "even");
+		actrack_pop(t);
+		if (!(++n % 64)) {
+			pthread_t s;
+
+			if (!pthread_create(&s, NULL, storm_short,
+					    (void *)(uintptr_t)n))
+				pthread_join(s, NULL);
+		}
+	}
+	return NULL;
+}
+
+/* A storm victim: attached, annotated, two busy workers; never returns. */
+static void storm_victim(int ready)
+{
+	struct actrack_opts o = { .sz = sizeof(o) };
+	pthread_t t;
+
+	if (setgid(STORM_UID) || setuid(STORM_UID) || actrack_init(&o))
+		_exit(120);
+	actrack_set_string(actrack_process_data(), "role", "storm");
+	if (pthread_create(&t, NULL, storm_worker, NULL) ||
+	    pthread_create(&t, NULL, storm_worker, NULL))
+		_exit(121);
+	if (write(ready, "s", 1) != 1)
+		_exit(122);
+	storm_worker(NULL);
+}
+
+static unsigned int rnd_state = 12345;
+
+static unsigned int rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return rnd_state >> 8;
+}
+
+/* One batch: start, let them run a random 0-15 ms, SIGKILL, reap, and
+ * wait for every report.  Return: reports received. */
+static int storm_batch(struct actrack_monitor *m, struct vm_deaths *ds)
+{
+	pid_t pids[STORM_BATCH];
+	int ready[2], i, got = 0;
+
+	if (pipe(ready))
+		return -1;
+	for (i = 0; i < STORM_BATCH; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			close(ready[0]);
+			storm_victim(ready[1]);
+		}
+	}
+	close(ready[1]);
+	vm_read_n(ready[0], STORM_BATCH, 30000);
+	close(ready[0]);
+	for (i = 0; i < STORM_BATCH; i++) {
+		usleep(rnd() % 15000 / STORM_BATCH);
+		kill(pids[i], SIGKILL);
+	}
+	for (i = 0; i < STORM_BATCH; i++)
+		waitpid(pids[i], NULL, 0);
+	for (i = 0; i < STORM_BATCH; i++)
+		got += !!vm_wait_death(m, ds, (uint32_t)pids[i], 20000);
+	vm_deaths_free(ds);
+	return got;
+}
+
+TEST_F_TIMEOUT(storm, sigkill_at_random_points, 600)
+{
+	uint32_t used0, used1, free0, free1;
+	int b, got = 0, live;
+	struct vm_map map;
+	uint64_t t0;
+
+	VM_SETUP_SKIPPED();
+	/* One batch makes the arena; our mapping then keeps its memory and a
+	 * second batch sets its high-water mark. */
+	ASSERT_EQ(STORM_BATCH, storm_batch(self->m, self->ds));
+	ASSERT_EQ(0, vm_map_open(&map, STORM_UID, false));
+	ASSERT_EQ(STORM_BATCH, storm_batch(self->m, self->ds));
+	ASSERT_EQ(0, live_records(&map));
+	used0 = actrack_arena_used(&map.a);
+	free0 = actrack_arena_free_bytes(&map.a);
+	t0 = vm_mono_ns();
+	for (b = 0; b < STORM_PROCS / STORM_BATCH; b++) {
+		got += storm_batch(self->m, self->ds);
+		if (!((b + 1) * STORM_BATCH % 250))
+			TH_LOG("%d processes, %d reports, %llu ms",
+			       (b + 1) * STORM_BATCH, got,
+			       (unsigned long long)(vm_mono_ns() - t0) /
+			       1000000);
+	}
+	live = live_records(&map);
+	used1 = actrack_arena_used(&map.a);
+	free1 = actrack_arena_free_bytes(&map.a);
+	TH_LOG("%d processes (3 busy threads each, short threads coming and "
+	       "going) SIGKILLed at random points in %llu ms: %d reports; "
+	       "arena used %u -> %u, free %u -> %u, %d live records",
+	       STORM_PROCS, (unsigned long long)(vm_mono_ns() - t0) / 1000000,
+	       got, used0, used1, free0, free1, live);
+	census(_metadata, &map);
+	EXPECT_EQ(STORM_PROCS, got);
+	EXPECT_EQ(0, live);
+	/* Freed blocks are reused: the arena grew no further. */
+	EXPECT_EQ(used0, used1);
+	EXPECT_EQ(free0, free1);
+	EXPECT_FALSE(actrack_arena_is_corrupt(&map.a));
+	vm_map_close(&map);
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define CG	"/sys/fs/cgroup"
+#define CG_OOM	CG "/actrack-oom"
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+TEST_F_TIMEOUT(storm, oom_killed_process_is_reported, 120)
+{
+	struct vm_map map;
+	struct actrack_death *d;
+	int ready[2], status;
+	uint64_t ticks = 0;
+	char buf[32];
+	pid_t pid;
+
+	VM_SETUP_SKIPPED();
+	if (access(CG "/cgroup.controllers", F_OK)) {
+		mkdir(CG, 0755);
+		if (mount("cgroup2", CG, "cgroup2", 0, NULL))
+			SKIP(return, "no cgroup2: %s", strerror(errno));
+	}
+	if (write_file(CG "/cgroup.subtree_control", "+memory"))
+		SKIP(return, "no memory controller");
+	rmdir(CG_OOM);
+	ASSERT_EQ(0, mkdir(CG_OOM, 0755));
+	ASSERT_EQ(0, write_file(CG_OOM "/memory.max", "16M"));
+	write_file(CG_OOM "/memory.swap.max", "0");
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct actrack_opts o = { .sz = sizeof(o) };
+
+		close(ready[0]);
+		snprintf(buf, sizeof(buf), "%d", getpid());
+		if (write_file(CG_OOM "/cgroup.procs", buf))
+			_exit(130);
+		if (actrack_init(&o))
+			_exit(131);
+		actrack_push_task(4242);
+		if (write(ready[1], "o", 1) != 1)
+			_exit(132);
+		/* Touch memory until the cgroup's OOM killer ends us. */
+		for (;;) {
+			char *p = malloc(1 << 20);
+
+			if (p)
+				memset(p, 1, 1 << 20);
+		}
+	}
+	close(ready[1]);
+	ASSERT_EQ(0, vm_read_n(ready[0], 1, 20000));
+	ASSERT_EQ(0, vm_start_ticks(pid, &ticks));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, (uint32_t)pid, 20000);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(SIGKILL, d->signal);
+	EXPECT_EQ(1, d->nr_threads);
+	if (d->nr_threads)
+		EXPECT_EQ(1, d->threads[0].nr_activities);
+	ASSERT_EQ(0, vm_map_open(&map, -1, false));
+	EXPECT_EQ(0, vm_count_owned(&map, (uint32_t)pid, ticks, 0,
+				    ACTRACK_TYPE_ANY));
+	vm_map_close(&map);
+	{
+		char line[128] = "";
+		FILE *f = fopen(CG_OOM "/memory.events", "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "oom_kill ", 9))
+				break;
+		if (f)
+			fclose(f);
+		EXPECT_EQ(0, strncmp(line, "oom_kill 1", 10)) TH_LOG("%s", line);
+	}
+	rmdir(CG_OOM);
+}
+
+TEST_HARNESS_MAIN
