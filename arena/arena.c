@@ -372,8 +372,38 @@ void actrack_arena_make_iterable(struct actrack_arena *a, __u32 ref)
 	actrack_arena_set_corrupt(a);
 }
 
+static __u32 owned_min_size(__u32 type);
+
+/*
+ * An owned record's owner fields, unpublished (data_id 0), stored before
+ * its type: from the moment the block is live, whoever cleans up after a
+ * dead owner can tell whose it is, however early the owner died.
+ */
+static void arena_set_owner(void *payload, const struct actrack_owner *owner)
+{
+	struct actrack_owner *o = payload;
+
+	at_store(&o->data_id, 0);
+	at_store(&o->pid, owner->pid);
+	at_store(&o->tid, owner->tid);
+	at_store(&o->pid_ns, owner->pid_ns);
+	memcpy(&o->start_ticks, &owner->start_ticks, sizeof(o->start_ticks));
+}
+
+/*
+ * Zero the payload of a block of @size bytes; with @owner, everything but
+ * the owner fields stored by arena_set_owner().
+ */
+static void arena_clear_payload(struct actrack_block *b, __u32 size,
+				const struct actrack_owner *owner)
+{
+	__u32 skip = owner ? (__u32)sizeof(*owner) : 0;
+
+	memset((char *)block_payload(b) + skip, 0, size - AT_BLOCK_HDR - skip);
+}
+
 static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need,
-			   void **payload)
+			   const struct actrack_owner *owner, void **payload)
 {
 	struct actrack_arena_iter it;
 	struct actrack_block *b;
@@ -394,10 +424,19 @@ static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need,
 		 * Order the type change before the clearing stores, then clear
 		 * again: free() did, but any process may have scribbled on a
 		 * free block since.  The release of the type publishes zeros.
+		 * An owned record gets its owner first and its type right
+		 * after, so that an owner killed while clearing leaves a
+		 * record its cleanup finds (unpublished: readers skip it).
 		 */
 		at_fence_release();
-		memset(block_payload(b), 0, size - AT_BLOCK_HDR);
-		at_store_release(&b->type_id, type);
+		if (owner) {
+			arena_set_owner(block_payload(b), owner);
+			at_store_release(&b->type_id, type);
+			arena_clear_payload(b, size, owner);
+		} else {
+			arena_clear_payload(b, size, NULL);
+			at_store_release(&b->type_id, type);
+		}
 		*payload = block_payload(b);
 		return ref;
 	}
@@ -405,7 +444,7 @@ static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need,
 }
 
 static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need,
-			void **payload)
+			const struct actrack_owner *owner, void **payload)
 {
 	struct actrack_arena_header *h = arena_hdr(a);
 	struct actrack_block *b;
@@ -446,15 +485,25 @@ static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need,
 	at_store(&b->size, need);
 	at_store(&b->cookie, ACTRACK_BLOCK_COOKIE);
 	at_store(&b->next, 0);
-	memset(block_payload(b), 0, need - AT_BLOCK_HDR);
-	at_store_release(&b->type_id, type);
-	actrack_arena_make_iterable(a, old);
+	if (owner) {
+		/* As in arena_reclaim(): owner, type and link first, so that
+		 * a kill while clearing leaves a record cleanup can find. */
+		arena_set_owner(block_payload(b), owner);
+		at_store_release(&b->type_id, type);
+		actrack_arena_make_iterable(a, old);
+		arena_clear_payload(b, need, owner);
+	} else {
+		arena_clear_payload(b, need, NULL);
+		at_store_release(&b->type_id, type);
+		actrack_arena_make_iterable(a, old);
+	}
 	*payload = block_payload(b);
 	return old;
 }
 
-__u32 actrack_arena_alloc_payload(struct actrack_arena *a, __u32 type,
-				  __u32 size, void **payload)
+__u32 actrack_arena_alloc_owned(struct actrack_arena *a, __u32 type,
+				__u32 size, const struct actrack_owner *owner,
+				void **payload)
 {
 	void *p = NULL;
 	__u32 need, ref;
@@ -469,11 +518,14 @@ __u32 actrack_arena_alloc_payload(struct actrack_arena *a, __u32 type,
 		return 0;
 	if (size > a->size - ACTRACK_ARENA_HEADER_SIZE)
 		return 0;
+	if (owner && (!actrack_arena_is_owned_type(type) ||
+		      size < owned_min_size(type)))
+		return 0;
 	need = (size + AT_BLOCK_HDR + ACTRACK_BLOCK_ALIGN - 1) &
 	       ~(ACTRACK_BLOCK_ALIGN - 1);
-	ref = arena_reclaim(a, type, need, &p);
+	ref = arena_reclaim(a, type, need, owner, &p);
 	if (!ref)
-		ref = arena_bump(a, type, need, &p);
+		ref = arena_bump(a, type, need, owner, &p);
 	/*
 	 * The pointer we wrote through, not a second typed lookup: the block
 	 * is ours from the moment its type was stored, and a lookup could
@@ -484,9 +536,15 @@ __u32 actrack_arena_alloc_payload(struct actrack_arena *a, __u32 type,
 	return ref;
 }
 
+__u32 actrack_arena_alloc_payload(struct actrack_arena *a, __u32 type,
+				  __u32 size, void **payload)
+{
+	return actrack_arena_alloc_owned(a, type, size, NULL, payload);
+}
+
 __u32 actrack_arena_alloc(struct actrack_arena *a, __u32 type, __u32 size)
 {
-	return actrack_arena_alloc_payload(a, type, size, NULL);
+	return actrack_arena_alloc_owned(a, type, size, NULL, NULL);
 }
 
 bool actrack_arena_change_type(struct actrack_arena *a, __u32 ref, __u32 to,
@@ -795,6 +853,33 @@ bool actrack_arena_free(struct actrack_arena *a, __u32 ref, __u32 type)
 					 true);
 }
 
+/*
+ * Free an owned record that was never published, claiming it from 0 as
+ * free_owned() claims a published id, so that two cleaners (or a cleaner
+ * and a reclaiming allocator) never both clear it.
+ */
+static bool free_unpublished(struct actrack_arena *a, __u32 ref, __u32 type)
+{
+	struct actrack_owner *o;
+	struct actrack_block *b;
+	__u32 payload;
+
+	o = owned_record(a, ref, type, &b, &payload);
+	if (!o)
+		return false;
+	if (at_cas(&o->data_id, 0, AT_DATA_ID_CLAIMED) != 0)
+		return false;
+	if (at_cas(&b->type_id, type, ACTRACK_TYPE_TRANSITIONING) != type) {
+		at_cas(&o->data_id, AT_DATA_ID_CLAIMED, 0);
+		return false;
+	}
+	at_store(&o->data_id, 0);
+	at_fence_release();
+	memset(o, 0, payload);
+	at_store_release(&b->type_id, ACTRACK_TYPE_FREE(type));
+	return true;
+}
+
 bool actrack_owner_matches(const struct actrack_owner *o,
 			   const struct actrack_owner_key *k)
 {
@@ -828,8 +913,8 @@ int actrack_arena_free_owned_by(struct actrack_arena *a,
 			continue;
 		/* Each field once; data_id first, with acquire. */
 		id = at_load_acquire(&o->data_id);
-		if (!id)
-			continue;	/* not published yet, or being freed */
+		if (id == AT_DATA_ID_CLAIMED)
+			continue;	/* being freed */
 		if (!actrack_owner_matches(o, k))
 			continue;	/* a reused pid: not ours to free */
 		if (filter) {
@@ -837,7 +922,13 @@ int actrack_arena_free_owned_by(struct actrack_arena *a,
 			if (!tid || !filter(ctx, tid))
 				continue;
 		}
-		if (free_owned(a, ref, type, id))
+		/*
+		 * Unpublished: its owner died (or its thread exited) between
+		 * allocating it and publishing it.  Nobody else will ever
+		 * publish it, so it is ours to free like a published one.
+		 */
+		if (!id ? free_unpublished(a, ref, type) :
+			  free_owned(a, ref, type, id))
 			freed++;
 	}
 	return freed;

@@ -108,6 +108,18 @@ __u32 actrack_arena_alloc_payload(struct actrack_arena *a, __u32 type,
 				  __u32 size, void **payload);
 
 /**
+ * actrack_arena_alloc_owned() - actrack_arena_alloc_payload() of an owned
+ * record that carries @owner's pid, tid, pid_ns and start_ticks (data_id
+ * 0: unpublished) from the moment its type is live.  An owner killed
+ * before it publishes leaves a record that actrack_arena_free_owned_by()
+ * frees with the rest of its records.  Return: as alloc_payload; 0 also
+ * for a type that is not owned or a size below its record.
+ */
+__u32 actrack_arena_alloc_owned(struct actrack_arena *a, __u32 type,
+				__u32 size, const struct actrack_owner *owner,
+				void **payload);
+
+/**
  * actrack_arena_make_iterable() - append @ref to the iterable list
  * (Michael-Scott queue: CAS the tail's next, then swing the tail, helping a
  * stalled appender forward).  Idempotent.
@@ -210,7 +222,9 @@ typedef bool (*actrack_tid_filter)(void *ctx, __u32 tid);
  * actrack_arena_free_owned_by() - one walk that frees the records of @k:
  * all of them without @filter; with it, only thread-owned records (tid
  * != 0) whose tid @filter accepts (the kernel frees a batch of exited
- * threads this way).  Same guarantees as actrack_arena_free_owner().
+ * threads this way).  Unpublished records (data_id 0) of @k count too:
+ * call it only for an owner that is gone, which can never publish them.
+ * Same guarantees as actrack_arena_free_owner().
  * Return: records freed.
  */
 int actrack_arena_free_owned_by(struct actrack_arena *a,

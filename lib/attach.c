@@ -129,6 +129,20 @@ uint32_t __actrack_pid_ns_of(const char *who)
 	return (uint32_t)st.st_ino;
 }
 
+uint32_t __actrack_alloc_owned(struct actrack_arena *a, uint32_t type,
+			       uint32_t size, uint32_t tid, void **payload)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_owner o = {
+		.pid = p->pid,
+		.tid = tid,
+		.pid_ns = p->pid_ns,
+		.start_ticks = p->start_ticks,
+	};
+
+	return actrack_arena_alloc_owned(a, type, size, &o, payload);
+}
+
 uint32_t __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
 {
 	struct actrack_proc *p = &__actrack_proc;
@@ -177,9 +191,8 @@ static int create_process_record(void)
 	uint32_t ref;
 	void *blk;
 
-	ref = actrack_arena_alloc_payload(__actrack_arena(),
-					  ACTRACK_TYPE_PROCESS, sizeof(*rec),
-					  &blk);
+	ref = __actrack_alloc_owned(__actrack_arena(), ACTRACK_TYPE_PROCESS,
+				    sizeof(*rec), 0, &blk);
 	if (!ref)
 		return -ENOSPC;
 	rec = blk;

@@ -170,6 +170,12 @@ __actrack_hidden int __actrack_ensure_attached(void);
 __actrack_hidden int __actrack_attach_for_push(void);
 /* Our PROCESS record, validated; NULL if gone. */
 __actrack_hidden struct actrack_process *__actrack_process_record(void);
+/* Allocate an owned record of this process (thread @tid, or 0) that
+ * carries its owner from the start (actrack_arena_alloc_owned()), so that
+ * the kernel frees it even if we die before publishing it. */
+__actrack_hidden uint32_t __actrack_alloc_owned(struct actrack_arena *a,
+						uint32_t type, uint32_t size,
+						uint32_t tid, void **payload);
 /* Publish a record: owner fields, then data_id with release.  Return: the
  * data id, which the owner passes to actrack_arena_free_owned(). */
 __actrack_hidden uint32_t __actrack_publish_owner(struct actrack_owner *o,

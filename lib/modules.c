@@ -66,8 +66,8 @@ static int record_one(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (hi <= lo)
 		return 0;
-	ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_MODULE, sizeof(*mod),
-					  &blk);
+	ref = __actrack_alloc_owned(a, ACTRACK_TYPE_MODULE, sizeof(*mod), 0,
+				    &blk);
 	if (!ref) {
 		c->error = -ENOSPC;
 		return 1;

@@ -46,8 +46,7 @@ static struct actrack_log *log_ring(void)
 	size = sizeof(*log) + LOG_ENTRIES * sizeof(struct actrack_log_entry);
 	cur = at_load_acquire(&rec->log);
 	if (!cur) {
-		ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_LOG, size,
-						  &blk);
+		ref = __actrack_alloc_owned(a, ACTRACK_TYPE_LOG, size, 0, &blk);
 		if (!ref)
 			return NULL;
 		log = blk;

@@ -168,8 +168,8 @@ static int tracker_create(const char *name)
 
 	pthread_once(&exit_key_once, make_exit_key);
 	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity);
-	ref = actrack_arena_alloc_payload(__actrack_arena(), ACTRACK_TYPE_THREAD,
-					  size, &blk);
+	ref = __actrack_alloc_owned(__actrack_arena(), ACTRACK_TYPE_THREAD,
+				    size, current_tid(), &blk);
 	if (!ref) {
 		__atomic_fetch_add(&p->tracker_failures, 1, __ATOMIC_RELAXED);
 		return -ENOSPC;

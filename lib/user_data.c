@@ -168,8 +168,8 @@ uint32_t __actrack_user_data_new(uint32_t tid, uint32_t capacity,
 	void *blk;
 
 	*udp = NULL;
-	ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_USER_DATA,
-					  sizeof(*ud) + capacity, &blk);
+	ref = __actrack_alloc_owned(a, ACTRACK_TYPE_USER_DATA,
+				    sizeof(*ud) + capacity, tid, &blk);
 	if (!ref)
 		return 0;
 	ud = blk;

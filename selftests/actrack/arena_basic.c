@@ -570,22 +570,48 @@ TEST(free_owner_tid_filter)
 	tarena_free(&t);
 }
 
-TEST(free_owner_skips_unpublished)
+/*
+ * An owner that died between allocating a record and publishing it: the
+ * record carries its owner from the allocation on (alloc_owned), and the
+ * cleanup after that owner frees it; nobody else's unpublished record is
+ * touched.
+ */
+TEST(free_owner_takes_unpublished_records_of_the_dead)
 {
-	struct tarena t;
+	struct actrack_owner dead = { .pid = 400, .tid = 401,
+				      .start_ticks = 1 };
+	struct actrack_owner other = { .pid = 400, .tid = 402,
+				       .start_ticks = 2 };
 	struct actrack_owner *o;
-	__u32 ref;
+	struct tarena t;
+	__u32 ref, ref2;
+	void *p;
 
 	ASSERT_EQ(0, tarena_new(&t, TEST_SIZE));
-	ref = actrack_arena_alloc(&t.a, ACTRACK_TYPE_USER_DATA, 64);
-	o = actrack_arena_get(&t.a, ref, ACTRACK_TYPE_USER_DATA, sizeof(*o));
-	o->pid = 400;
-	o->start_ticks = 1;
-	/* data_id still 0: being created, not ours to free */
-	ASSERT_EQ(0, actrack_arena_free_owner(&t.a, 400, 1, 0));
+	ref = actrack_arena_alloc_owned(&t.a, ACTRACK_TYPE_USER_DATA, 64,
+					&dead, &p);
+	ASSERT_NE(0U, ref);
+	o = p;
+	EXPECT_EQ(0U, o->data_id);
+	EXPECT_EQ(400U, o->pid);
+	EXPECT_EQ(401U, o->tid);
+	EXPECT_EQ(1ULL, o->start_ticks);
+	ref2 = actrack_arena_alloc_owned(&t.a, ACTRACK_TYPE_USER_DATA, 64,
+					 &other, &p);
+	ASSERT_NE(0U, ref2);
+	/* Not an owned type, or too small for its record: refused. */
+	EXPECT_EQ(0U, actrack_arena_alloc_owned(&t.a, ACTRACK_TYPE(0x7e, 1),
+						64, &dead, &p));
+	EXPECT_EQ(0U, actrack_arena_alloc_owned(&t.a, ACTRACK_TYPE_THREAD, 8,
+						&dead, &p));
+	/* Another thread's batch leaves it alone; its own thread's takes it. */
+	ASSERT_EQ(0, actrack_arena_free_owner(&t.a, 400, 1, 999));
 	ASSERT_TRUE(ref_live(&t.a, ref, ACTRACK_TYPE_USER_DATA));
-	o->data_id = actrack_arena_new_data_id(&t.a);
-	ASSERT_EQ(1, actrack_arena_free_owner(&t.a, 400, 1, 0));
+	ASSERT_EQ(1, actrack_arena_free_owner(&t.a, 400, 1, 401));
+	ASSERT_FALSE(ref_live(&t.a, ref, ACTRACK_TYPE_USER_DATA));
+	/* The other start time's record is still there. */
+	ASSERT_TRUE(ref_live(&t.a, ref2, ACTRACK_TYPE_USER_DATA));
+	ASSERT_EQ(1, actrack_arena_free_owner(&t.a, 400, 2, 0));
 	tarena_free(&t);
 }
 

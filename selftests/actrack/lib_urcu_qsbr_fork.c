@@ -16,8 +16,25 @@
 		usleep(1000);					\
 		urcu_qsbr_thread_online();			\
 	} while (0)
-#define URCU_BEFORE_FORK()	urcu_qsbr_call_rcu_before_fork()
-#define URCU_AFTER_FORK_PARENT() urcu_qsbr_call_rcu_after_fork_parent()
-#define URCU_AFTER_FORK_CHILD()	urcu_qsbr_call_rcu_after_fork_child()
+/*
+ * QSBR: a registered thread that waits must be offline, or the call_rcu
+ * worker's grace period waits for it while it waits for the worker to
+ * pause (a deadlock of the client, not of the library; seen under load).
+ */
+#define URCU_BEFORE_FORK()					\
+	do {							\
+		urcu_qsbr_thread_offline();			\
+		urcu_qsbr_call_rcu_before_fork();		\
+	} while (0)
+#define URCU_AFTER_FORK_PARENT()				\
+	do {							\
+		urcu_qsbr_call_rcu_after_fork_parent();		\
+		urcu_qsbr_thread_online();			\
+	} while (0)
+#define URCU_AFTER_FORK_CHILD()					\
+	do {							\
+		urcu_qsbr_call_rcu_after_fork_child();		\
+		urcu_qsbr_thread_online();			\
+	} while (0)
 
 #include "urcu_fork.h"
