@@ -7,11 +7,23 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "actrack.h"
+#include "pending.h"	/* until include/actrack.h has them */
 
-#define ACTRACK_CLI_VERSION	"0.1.0"
+/*
+ * The version actrack reports (--version, "generator" in JSON): the
+ * library's, the one `pkg-config --modversion libactrack` prints, which the
+ * Makefile also derives from the ABI numbers.  This is its only place in
+ * the CLI; it becomes actrack_version() once include/actrack.h has it.
+ */
+#define CLI__STR2(x)	#x
+#define CLI__STR(x)	CLI__STR2(x)
+#define ACTRACK_CLI_VERSION \
+	CLI__STR(ACTRACK_ABI_MAJOR) "." CLI__STR(ACTRACK_ABI_MINOR)
 
-/* Exit codes: 0 success, 1 failure, 2 bad usage. */
+/* Exit codes: 0 success, 1 failure, 2 bad usage, 3 hangs found. */
 #define EXIT_USAGE	2
+#define EXIT_HANGS	3	/* hangs: hung threads found */
+#define EXIT_TIMEOUT	3	/* monitor: timed out before --count reports */
 
 /* Options given before the command. */
 struct cli_globals {
@@ -39,6 +51,10 @@ void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: the message, a hint, exit code EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* "actrack: ARENA: no process PID in the arena" (dump --pid, top --pid):
+ * returns exit code 1. */
+int cli_no_such_pid(uint32_t pid);
 
 /* Human description of the arena the command reads (for messages). */
 const char *cli_arena_name(void);
@@ -72,6 +88,11 @@ char *cli_offset(char *buf, size_t len, uint64_t now, uint64_t t);
  * anything that is not printable ASCII: arena strings are untrusted and
  * must not reach a terminal raw. */
 void cli_print_escaped(FILE *f, const char *s, size_t max);
+/* The same escapes into @buf (NUL-terminated), at most @width bytes of
+ * output (0: as many as @len allows), never cutting an escape sequence.
+ * Return: true if @s did not fit (cut). */
+bool cli_escape(char *buf, size_t len, const char *s, size_t max,
+		size_t width);
 /* "lock 0x7ffd...", "tid 1234", "fd 3 (4096 bytes)", ... */
 char *cli_activity_object(char *buf, size_t len,
 			  const struct actrack_activity *a);

@@ -270,9 +270,7 @@ int cmd_dump(int argc, char **argv)
 	sym_free(d.sym);
 	if (have_pid && !shown) {
 		actrack_snapshot_free(s);
-		cli_errorf("%s: no process %llu in the arena", cli_arena_name(),
-			   (unsigned long long)pid);
-		return 1;
+		return cli_no_such_pid((uint32_t)pid);
 	}
 	if (!have_pid && s->nr_global_values) {
 		puts("global data:");

@@ -22,8 +22,6 @@
 #include "symbolize.h"
 #include "waitgraph.h"
 
-#define EXIT_HANGS	3
-
 static const char hangs_help[] =
 "NAME\n"
 "    actrack hangs - find hung threads and deadlocks\n"

@@ -50,7 +50,8 @@ static const char monitor_usage[] =
 "\n"
 "    Only deaths of processes of your own uid are reported, unless\n"
 "    --all-uids is given.  Needs the module: on a file arena, deaths are\n"
-"    reported to the launching parent instead (actrack_set_exit_callback()).\n"
+"    reported to the launching parent instead (actrack_set_exit_callback()),\n"
+"    so the global --arena option is refused.\n"
 "\n"
 "OPTIONS\n"
 "    -j, --json\n"
@@ -142,7 +143,6 @@ static const char monitor_usage[] =
 "    actrack monitor --json --count 1 --timeout 30\n"
 "    sudo actrack monitor --all-uids --json >>deaths.jsonl\n";
 
-#define EXIT_TIMEOUT	3
 
 struct mon_opts {
 	bool json;
@@ -620,6 +620,12 @@ int cmd_monitor(int argc, char **argv)
 	ret = parse_opts(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
+	/* Death reports come from the module over netlink; an arena file
+	 * has none, and silently watching the module instead would mislead. */
+	if (cli.arena)
+		return cli_usage_error("monitor", "monitor: --arena: death "
+				       "reports come from actrack.ko, not from "
+				       "an arena file");
 
 	ret = actrack_monitor_open(o.all_uids ? ACTRACK_MONITOR_ALL_UIDS : 0,
 				   &m);

@@ -569,11 +569,8 @@ int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
 	struct json *j = &d.j;
 	int ret;
 
-	if (have_pid && !has_pid(s, pid)) {
-		cli_errorf("%s: no process %u in the arena", cli_arena_name(),
-			   pid);
-		return 1;
-	}
+	if (have_pid && !has_pid(s, pid))
+		return cli_no_such_pid(pid);
 	d.sym = sym_new();
 	d.now = now;
 	json_init(j, stdout, JSON_MAX_DEPTH);

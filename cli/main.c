@@ -6,7 +6,7 @@
  *   actrack [--arena FILE] COMMAND [OPTIONS]
  *
  * Global options come before the command; each command parses its own.
- * Exit codes: 0 success, 1 failure, 2 bad usage.
+ * Exit codes: 0 success, 1 failure, 2 bad usage, 3 hung threads found.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -69,7 +69,9 @@ static void print_help(FILE *f)
 "    -h, --help\n"
 "        Print this help.  'actrack COMMAND --help' describes a command.\n"
 "    -V, --version\n"
-"        Print the version of actrack and of the arena ABI it reads.\n"
+"        Print the version of actrack (that of libactrack, as\n"
+"        'pkg-config --modversion libactrack' prints it) and of the arena\n"
+"        ABI it reads.\n"
 "\n"
 "ENVIRONMENT\n"
 "    ACTRACK_ARENA\n"
@@ -81,7 +83,8 @@ static void print_help(FILE *f)
 "\n"
 "EXIT STATUS\n"
 "    0 on success, 1 if the arena cannot be read or a command fails,\n"
-"    2 on a usage error.\n"
+"    2 on a usage error, 3 if 'actrack hangs' found hung threads or\n"
+"    'actrack monitor' timed out before its count of reports.\n"
 "\n"
 "EXAMPLES\n"
 "    actrack ps\n"

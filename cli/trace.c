@@ -187,11 +187,8 @@ int cli_dump_trace(const struct actrack_snapshot *s, uint64_t now,
 
 	for (uint32_t i = 0; i < s->nr_processes; i++)
 		found |= s->processes[i].pid == pid;
-	if (have_pid && !found) {
-		cli_errorf("%s: no process %u in the arena", cli_arena_name(),
-			   pid);
-		return 1;
-	}
+	if (have_pid && !found)
+		return cli_no_such_pid(pid);
 	t.sym = sym_new();
 	t.base_ns = trace_base(s, have_pid, pid);
 	/* One event per line: big traces stay readable and diffable. */

@@ -43,8 +43,11 @@ TEST_F(cli, version)
 {
 	char want[64];
 
-	snprintf(want, sizeof(want), "actrack 0.1.0 (arena ABI %u.%u)\n",
-		 ACTRACK_ABI_MAJOR, ACTRACK_ABI_MINOR);
+	/* The library's version, which `pkg-config --modversion libactrack`
+	 * also prints (the Makefile derives both from the ABI numbers). */
+	snprintf(want, sizeof(want), "actrack %u.%u (arena ABI %u.%u)\n",
+		 ACTRACK_ABI_MAJOR, ACTRACK_ABI_MINOR, ACTRACK_ABI_MAJOR,
+		 ACTRACK_ABI_MINOR);
 	RUN(&self->r, NULL, "--version");
 	EXPECT_EQ(0, self->r.status);
 	EXPECT_STREQ(want, self->r.out);
@@ -82,6 +85,10 @@ TEST_F(cli, usage_errors_exit_2_with_one_line)
 		  "--help')\n", "stats", "-q" },
 		{ "actrack: unknown command 'nope' (see 'actrack --help')\n",
 		  "help", "nope" },
+		/* Death reports come from the module, never from a file. */
+		{ "actrack: monitor: --arena: death reports come from "
+		  "actrack.ko, not from an arena file (see 'actrack monitor "
+		  "--help')\n", "--arena", "/tmp/x", "monitor" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -97,6 +104,20 @@ TEST_F(cli, usage_errors_exit_2_with_one_line)
 		EXPECT_STREQ("", self->r.out);
 		EXPECT_STREQ(cases[i][0], self->r.err);
 	}
+}
+
+TEST_F(cli, help_lists_every_exit_status)
+{
+	RUN(&self->r, NULL, "--help");
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out,
+			       "EXIT STATUS\n"
+			       "    0 on success, 1 if the arena cannot be read "
+			       "or a command fails,\n"
+			       "    2 on a usage error, 3 if 'actrack hangs' "
+			       "found hung threads or\n"
+			       "    'actrack monitor' timed out before its count "
+			       "of reports.\n"));
 }
 
 TEST_F(cli, bad_now_in_the_environment)
@@ -243,6 +264,23 @@ TEST_F(cli, truncated_newer_and_inconsistent_arenas)
 	expect_error(_metadata, &self->r, self->path,
 		     "not an actrack arena (bad header size 512)");
 	h->header_size = ACTRACK_ARENA_HEADER_SIZE;
+
+	/* A size no arena can have is out of range, not "truncated",
+	 * whatever the file's length. */
+	h->size = 0xfffff000;
+	ASSERT_EQ(0, build_write(&b, self->path));
+	snprintf(why, sizeof(why), "arena size 4294963200 out of range "
+		 "(%u..%u bytes, a multiple of %u)", ACTRACK_ARENA_MIN_SIZE,
+		 ACTRACK_ARENA_MAX_SIZE, ACTRACK_BLOCK_ALIGN);
+	expect_error(_metadata, &self->r, self->path, why);
+	h->size = ACTRACK_ARENA_MIN_SIZE + 1;
+	ASSERT_EQ(0, build_write(&b, self->path));
+	snprintf(why, sizeof(why), "arena size %u out of range (%u..%u "
+		 "bytes, a multiple of %u)", ACTRACK_ARENA_MIN_SIZE + 1,
+		 ACTRACK_ARENA_MIN_SIZE, ACTRACK_ARENA_MAX_SIZE,
+		 ACTRACK_BLOCK_ALIGN);
+	expect_error(_metadata, &self->r, self->path, why);
+	h->size = b.a.size;
 
 	h->tailptr = 12345;
 	ASSERT_EQ(0, build_write(&b, self->path));
