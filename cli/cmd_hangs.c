@@ -54,7 +54,7 @@ static const char hangs_help[] =
 "    -i, --interval MS\n"
 "        Milliseconds between the two snapshots (default 200, 1..600000).\n"
 "    -j, --json\n"
-"        Print one JSON document (schema \"actrack-hangs/1\", see\n"
+"        Print one JSON document (schema \"actrack-hangs/2\", see\n"
 "        docs/json-schema.json) instead of text.\n"
 "    -h, --help\n"
 "        Print this help.\n"
@@ -75,6 +75,7 @@ struct hangs {
 	uint64_t now, min_age_ns;
 	uint32_t interval_ms;
 	bool other_boot;
+	bool saved_image;		/* one moment: no progress check */
 	struct symbolizer *sym;
 	struct waitgraph g;
 	uint32_t nr_hung;
@@ -386,13 +387,13 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 	json_object_begin(j);
 	json_kv_string(j, "type", actrack_activity_name(a->type), 32);
 	json_kv_u64(j, "type_id", a->type);
-	json_kv_u64(j, "object", a->object);
-	json_kv_u64(j, "info", a->info);
+	json_kv_u64_str(j, "object", a->object);
+	json_kv_u64_str(j, "info", a->info);
 	json_kv_string(j, "description",
 		       cli_activity_object(desc, sizeof(desc), a),
 		       sizeof(desc));
-	json_kv_u64(j, "time_ns", a->time_ns);
-	json_kv_i64(j, "age_ns", (int64_t)(h->now - a->time_ns));
+	json_kv_u64_str(j, "time_ns", a->time_ns);
+	json_kv_i64_str(j, "age_ns", (int64_t)(h->now - a->time_ns));
 	json_kv_u64(j, "origin", a->origin);
 	json_key(j, "symbol");
 	json_symbol(j, h->sym, w->proc, a->origin);
@@ -436,7 +437,7 @@ static void json_cycle(struct json *j, const struct hangs *h,
 		json_key(j, "to");
 		json_thread_ref(j, &g->threads[e->to]);
 		json_kv_string(j, "type", actrack_activity_name(a->type), 32);
-		json_kv_u64(j, "object", a->object);
+		json_kv_u64_str(j, "object", a->object);
 		json_kv_string(j, "description",
 			       cli_activity_object(desc, sizeof(desc), a),
 			       sizeof(desc));
@@ -457,10 +458,15 @@ static int print_json(struct hangs *h)
 	json_kv_string(&j, "schema", JSON_HANGS_SCHEMA, 32);
 	json_kv_string(&j, "generator", "actrack " ACTRACK_CLI_VERSION, 32);
 	json_kv_string(&j, "arena", cli_arena_name(), 4096);
-	json_kv_u64(&j, "now_ns", h->now);
+	json_kv_u64_str(&j, "now_ns", h->now);
 	json_kv_bool(&j, "other_boot", h->other_boot);
-	json_kv_u64(&j, "min_age_ns", h->min_age_ns);
-	json_kv_u64(&j, "interval_ms", h->interval_ms);
+	json_kv_u64_str(&j, "min_age_ns", h->min_age_ns);
+	json_key(&j, "interval_ms");
+	if (h->saved_image)
+		json_null(&j);
+	else
+		json_u64(&j, h->interval_ms);
+	json_kv_bool(&j, "saved_image", h->saved_image);
 	json_kv_u64(&j, "threads", g->nr_threads);
 	json_kv_u64(&j, "processes", h->cur->nr_processes);
 	json_kv_bool(&j, "truncated", g->truncated);
