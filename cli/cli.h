@@ -71,11 +71,18 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 
 /*
  * "Now" on the arena's clock (CLOCK_MONOTONIC): --now/$ACTRACK_NOW_NS, else
- * the snapshot's time.  An arena from another boot (a saved image) has
- * timestamps of another clock: then its newest timestamp stands for now and
- * *@other_boot is set.
+ * the snapshot's time, which for a saved image is when it was saved.  An
+ * arena from another boot sets *@other_boot; if it is an image from before
+ * images recorded their save time, its newest timestamp stands for now.
  */
 uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot);
+/* @s is a saved image (actrack save) that says when it was saved: its ages
+ * are measured from then, and it never changes. */
+bool cli_saved_image(const struct actrack_snapshot *s);
+/* The "note: ..." line that says what ages are relative to, for a saved
+ * image or an arena of another boot (nothing for a live arena). */
+void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
+			 bool other_boot);
 
 /* Durations: "350 ms", "12.3 s", "5m07s", "3h05m", "2d04h". */
 char *cli_duration(char *buf, size_t len, uint64_t ns);

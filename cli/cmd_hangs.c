@@ -37,6 +37,10 @@ static const char hangs_help[] =
 "    that makes progress (its activity is updated, or activities are\n"
 "    pushed and popped above it) is not a hang.\n"
 "\n"
+"    A saved image (actrack save) is one moment: it is read once, ages\n"
+"    are measured from when it was saved, and since it cannot show\n"
+"    progress, every wait older than DURATION then is reported.\n"
+"\n"
 "    For each hung thread it prints what it waits for, since when, from\n"
 "    where (the symbolized origin), and who holds it: the threads that\n"
 "    have the lock on their stack (lock-held), the thread it joins, the\n"
@@ -322,9 +326,7 @@ static int print_text(struct hangs *h)
 	const struct waitgraph *g = &h->g;
 	char dur[32];
 
-	if (h->other_boot)
-		puts("note: arena from another boot: ages are relative to its "
-		     "newest timestamp");
+	cli_print_time_note(stdout, h->cur, h->other_boot);
 	for (uint32_t i = 0; i < g->nr_threads; i++)
 		if (g->threads[i].wait)
 			print_hung(h, i);
@@ -340,11 +342,16 @@ static int print_text(struct hangs *h)
 		       g->nr_cycles == 1 ? "" : "s");
 	else
 		fputs("no hung threads", stdout);
-	printf(" (%u thread%s in %u process%s; waits older than %s, "
-	       "unchanged over %u ms)\n", g->nr_threads,
-	       g->nr_threads == 1 ? "" : "s", h->cur->nr_processes,
-	       h->cur->nr_processes == 1 ? "" : "es",
-	       cli_duration(dur, sizeof(dur), h->min_age_ns), h->interval_ms);
+	printf(" (%u thread%s in %u process%s; waits older than %s, ",
+	       g->nr_threads, g->nr_threads == 1 ? "" : "s",
+	       h->cur->nr_processes, h->cur->nr_processes == 1 ? "" : "es",
+	       cli_duration(dur, sizeof(dur), h->min_age_ns));
+	/* An image never changes: "unchanged" would prove nothing. */
+	if (h->saved_image)
+		puts("when saved; a saved image cannot show progress, so a "
+		     "long wait there may still have been moving)");
+	else
+		printf("unchanged over %u ms)\n", h->interval_ms);
 	return ferror(stdout) ? 1 : h->nr_hung ? EXIT_HANGS : 0;
 }
 
@@ -553,16 +560,20 @@ int cmd_hangs(int argc, char **argv)
 
 	if (cli_snapshot(&s1))
 		return 1;
-	sleep_ms(h.interval_ms);
-	if (cli_snapshot(&s2)) {
-		actrack_snapshot_free(s1);
-		return 1;
+	h.saved_image = cli_saved_image(s1);
+	/* A second look at an image would see the same bytes: skip it. */
+	if (!h.saved_image) {
+		sleep_ms(h.interval_ms);
+		if (cli_snapshot(&s2)) {
+			actrack_snapshot_free(s1);
+			return 1;
+		}
 	}
 	h.prev = s1;
-	h.cur = s2;
-	h.now = cli_now(s2, &h.other_boot);
+	h.cur = s2 ? s2 : s1;
+	h.now = cli_now(h.cur, &h.other_boot);
 	h.sym = sym_new();
-	ret = wg_build(&h.g, s2, is_hung, &h);
+	ret = wg_build(&h.g, h.cur, is_hung, &h);
 	if (ret) {
 		cli_error("hangs", ret);
 		ret = 1;

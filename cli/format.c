@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cli.h"
@@ -170,6 +171,36 @@ static void newest(uint64_t *max, uint64_t t)
 		*max = t;
 }
 
+bool cli_saved_image(const struct actrack_snapshot *s)
+{
+	/* The library reports an image's save time as the snapshot's time
+	 * (and only for files): then, and only then, they are equal. */
+	return s->header.saved_mono_ns &&
+	       s->taken_mono_ns == s->header.saved_mono_ns;
+}
+
+void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
+			 bool other_boot)
+{
+	char when[64] = "";
+	time_t t;
+	struct tm tm;
+
+	if (cli.have_now)
+		return;
+	if (cli_saved_image(s)) {
+		t = (time_t)(s->header.saved_real_ns / 1000000000ULL);
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof(when), " (%Y-%m-%d %H:%M:%S)",
+				 &tm);
+		fprintf(f, "note: saved image: ages are relative to when it "
+			"was saved%s\n", when);
+	} else if (other_boot) {
+		fputs("note: arena from another boot: ages are relative to its "
+		      "newest timestamp\n", f);
+	}
+}
+
 uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
 {
 	static const uint8_t zero[16];
@@ -189,6 +220,10 @@ uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
 	/* Another boot's monotonic clock: our "now" means nothing to it. */
 	if (other_boot)
 		*other_boot = true;
+	if (cli_saved_image(s))
+		return s->taken_mono_ns;
+	/* An image from before saves recorded their time: the newest
+	 * timestamp is the best guess. */
 	max = s->header.create_mono_ns;
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		const struct actrack_snap_process *p = &s->processes[i];
