@@ -41,6 +41,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_hangs(int argc, char **argv);	/* cli/cmd_hangs.c */
 int cmd_top(int argc, char **argv);	/* cli/cmd_top.c */
+int cmd_collect(int argc, char **argv);	/* cli/cmd_collect.c */
 
 /* ---- cli/format.c ---- */
 
@@ -76,6 +77,12 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
  * images recorded their save time, its newest timestamp stands for now.
  */
 uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot);
+/* The arena was written during this boot (its boot id is ours and known):
+ * only then do its pids and start times name processes of this machine. */
+bool cli_same_boot(const struct actrack_snapshot *s);
+/* Process @p (pid and start time) is still running (meaningful only when
+ * cli_same_boot()). */
+bool cli_process_running(const struct actrack_snap_process *p);
 /* @s is a saved image (actrack save) that says when it was saved: its ages
  * are measured from then, and it never changes. */
 bool cli_saved_image(const struct actrack_snapshot *s);

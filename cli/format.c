@@ -171,6 +171,24 @@ static void newest(uint64_t *max, uint64_t t)
 		*max = t;
 }
 
+bool cli_same_boot(const struct actrack_snapshot *s)
+{
+	static const uint8_t zero[16];
+	uint8_t id[16];
+
+	__actrack_read_boot_id(id);
+	return memcmp(id, zero, sizeof(zero)) &&
+	       !memcmp(s->header.boot_id, id, sizeof(id));
+}
+
+bool cli_process_running(const struct actrack_snap_process *p)
+{
+	uint64_t ticks;
+
+	return !actrack_read_start_ticks((pid_t)p->pid, &ticks) &&
+	       ticks == p->start_ticks;
+}
+
 bool cli_saved_image(const struct actrack_snapshot *s)
 {
 	/* The library reports an image's save time as the snapshot's time

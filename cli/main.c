@@ -32,6 +32,8 @@ static const struct command commands[] = {
 	{ "top", cmd_top, "refreshing view of every thread's activity" },
 	{ "save", cmd_save, "save an image of the arena to a file" },
 	{ "stats", cmd_stats, "arena usage and the module's counters" },
+	{ "collect", cmd_collect,
+	  "free the records of exited processes (file arenas)" },
 	{ "help", NULL, "help for a command: actrack help COMMAND" },
 };
 

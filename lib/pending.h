@@ -27,4 +27,25 @@
 ACTRACK_API int actrack_arena_save_fd(const char *path, uint32_t flags,
 				      int fd);
 
+/* What actrack_arena_collect() found. */
+struct actrack_collect_stats {
+	uint32_t alive;		/* processes still running: kept */
+	uint32_t dead;		/* exited processes whose records were freed */
+	uint32_t records_freed;
+};
+
+/*
+ * actrack_arena_collect() - actrack_collect_garbage() for an arena this
+ * process is not attached to (and does not attach to): frees the records
+ * of every (pid, start_ticks) that no longer names a live process.  @path
+ * with ACTRACK_SNAP_ARENA_FILE is a file arena; NULL and 0 mean the arena
+ * a process would attach to.  Never creates a file.  @st (may be NULL)
+ * gets the counts.  Context: any thread; needs write access to the file.
+ * Return: 0, -EOPNOTSUPP (the module's arena: the kernel frees records at
+ * each exit), -EROFS (a saved image, which is never rewritten), -EINVAL,
+ * -ENOENT, -EBADMSG/-EUCLEAN (not an arena), -errno.
+ */
+ACTRACK_API int actrack_arena_collect(const char *path, uint32_t flags,
+				      struct actrack_collect_stats *st);
+
 #endif /* ACTRACK_PENDING_H */

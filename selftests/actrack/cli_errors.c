@@ -133,7 +133,7 @@ static const char *const sections[] = {
 };
 
 static const char *const commands[] = { "dump", "ps", "save", "stats",
-					 "monitor" };
+					 "collect", "monitor" };
 
 TEST_F(cli, every_command_has_a_manual_page)
 {

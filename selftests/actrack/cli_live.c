@@ -140,8 +140,9 @@ TEST_F(live, ps_lists_the_process)
 	char want[1024];
 
 	snprintf(want, sizeof(want),
-		 "    PID  PHASE                    AGE  THREADS  COMMAND\n"
-		 "%7d  main-loop-started     10.0 s        1  %s\n",
+		 "    PID  STATE    PHASE                    AGE  THREADS  "
+		 "COMMAND\n"
+		 "%7d  running  main-loop-started     10.0 s        1  %s\n",
 		 self->w.pid, self->p->cmdline);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
 	EXPECT_EQ(0, self->r.status);
