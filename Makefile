@@ -13,6 +13,7 @@
 #   make bench           benchmarks with their in-run baselines
 #   make fuzz            libFuzzer on the arena core (clang), FUZZ_SECONDS
 #   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
+#   make uninstall       the same files removed (same PREFIX, LIBDIR, DESTDIR)
 #   CC=clang, SANITIZE=1 (ASan+UBSan) select the build.
 
 CC       ?= gcc
@@ -49,7 +50,7 @@ LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
-	module demo bench fuzz install clean setup
+	module demo bench fuzz install uninstall clean setup
 
 all: lib cli examples tests benches
 
@@ -131,24 +132,45 @@ fuzz:
 bench: benches
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
-# make install [PREFIX=/usr/local] [DESTDIR=...]: library, headers, pkg-config
-# file, CLI and man pages (the module: `make module` and insmod actrack.ko).
+# make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=...]:
+# library, headers, pkg-config file, CLI and man pages (the module: `make
+# module` and insmod actrack.ko).  make uninstall, with the same variables,
+# removes exactly those files.  LIBDIR is for multiarch or lib64 layouts,
+# e.g. LIBDIR=/usr/lib/x86_64-linux-gnu; the .pc file points at it.
 PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+BINDIR  ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 VERSION := $(shell sed -n 's/^\#define ACTRACK_ABI_MAJOR\t*//p' include/uapi/linux/actrack.h).$(shell sed -n 's/^\#define ACTRACK_ABI_MINOR\t*//p' include/uapi/linux/actrack.h)
+MAN1    := $(sort $(wildcard man/*.1))
 install: lib cli
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/include/linux \
-		$(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libactrack.so.1 $(DESTDIR)$(PREFIX)/lib/libactrack.so
-	install -m 644 include/actrack.h $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)/linux \
+		$(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBSO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libactrack.so.1 $(DESTDIR)$(LIBDIR)/libactrack.so
+	install -m 644 include/actrack.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 include/uapi/linux/actrack.h \
-		$(DESTDIR)$(PREFIX)/include/linux/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-		lib/libactrack.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libactrack.pc
-	install -m 755 $(O)/actrack $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+		$(DESTDIR)$(INCLUDEDIR)/linux/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		lib/libactrack.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libactrack.pc
+	install -m 755 $(O)/actrack $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+
+# Files only, never directories: /usr/local/lib is not ours to remove.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libactrack.a \
+		$(DESTDIR)$(LIBDIR)/libactrack.so.1 \
+		$(DESTDIR)$(LIBDIR)/libactrack.so \
+		$(DESTDIR)$(PKGCONFIGDIR)/libactrack.pc \
+		$(DESTDIR)$(INCLUDEDIR)/actrack.h \
+		$(DESTDIR)$(INCLUDEDIR)/linux/actrack.h \
+		$(DESTDIR)$(BINDIR)/actrack \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1)))
 
 clean:
 	rm -rf $(O)
