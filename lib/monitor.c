@@ -853,6 +853,22 @@ static int mon_query(struct actrack_monitor *m, uint8_t cmd, bool dump,
 	nl = mon_socket(dump ? MON_RCVBUF : 0);
 	if (!nl)
 		return -errno;
+	/*
+	 * The kernel sizes each skb of a dump from the largest recvmsg()
+	 * this socket has done, and fills the first one while handling the
+	 * request: on a fresh socket that is a page, and a report alone in
+	 * a page-sized skb is cut and marked truncated although it is
+	 * whole in the ring.  One answered request (the family lookup,
+	 * received into our 64 KiB buffer) first lets the dump use skbs of
+	 * up to 32 KiB, the most a dump gets.
+	 */
+	if (dump) {
+		ret = mon_resolve(m, nl);
+		if (ret) {
+			mnl_socket_close(nl);
+			return ret;
+		}
+	}
 	/* The kernel validates requests strictly: ALL_UIDS only where the
 	 * command takes it. */
 	mon_put_req(m, req, cmd, dump ? NLM_F_DUMP : NLM_F_ACK,
