@@ -16,6 +16,7 @@
 #   make check-tsan      host tests and stress tests built with clang
 #                        -fsanitize=thread into build/tsan
 #   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
+#   make uninstall       the same files removed (same PREFIX, LIBDIR, DESTDIR)
 #   CC=clang, SANITIZE=1 (ASan+UBSan), TSAN=1 (ThreadSanitizer) select
 #   the build.
 
@@ -57,7 +58,7 @@ LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
-	check-tsan module demo bench install clean setup
+	check-tsan module demo bench fuzz install uninstall clean setup
 
 all: lib cli examples tests benches
 
@@ -160,26 +161,48 @@ include fuzz/fuzz.mk
 bench: benches
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
-# make install [PREFIX=/usr/local] [DESTDIR=...]: library, headers, pkg-config
-# file, CLI and man pages (the module: `make module` and insmod actrack.ko).
+# make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=...]:
+# library, headers, pkg-config file, CLI and man pages (the module: `make
+# module` and insmod actrack.ko).  make uninstall, with the same variables,
+# removes exactly those files.  LIBDIR is for multiarch or lib64 layouts,
+# e.g. LIBDIR=/usr/lib/x86_64-linux-gnu; the .pc file points at it.
 PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+BINDIR  ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 VERSION := $(shell sed -n 's/^\#define ACTRACK_VERSION\t*"\(.*\)"/\1/p' include/actrack.h)
+MAN1    := $(sort $(wildcard man/*.1))
+MAN3    := $(sort $(wildcard man/*.3))
 install: lib cli
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/include/linux \
-		$(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libactrack.so.1 $(DESTDIR)$(PREFIX)/lib/libactrack.so
-	install -m 644 include/actrack.h $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)/linux \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBSO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libactrack.so.1 $(DESTDIR)$(LIBDIR)/libactrack.so
+	install -m 644 include/actrack.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 include/uapi/linux/actrack.h \
-		$(DESTDIR)$(PREFIX)/include/linux/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-		lib/libactrack.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libactrack.pc
-	install -m 755 $(O)/actrack $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+		$(DESTDIR)$(INCLUDEDIR)/linux/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		lib/libactrack.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libactrack.pc
+	install -m 755 $(O)/actrack $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+
+# Files only, never directories: /usr/local/lib is not ours to remove.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libactrack.a \
+		$(DESTDIR)$(LIBDIR)/libactrack.so.1 \
+		$(DESTDIR)$(LIBDIR)/libactrack.so \
+		$(DESTDIR)$(PKGCONFIGDIR)/libactrack.pc \
+		$(DESTDIR)$(INCLUDEDIR)/actrack.h \
+		$(DESTDIR)$(INCLUDEDIR)/linux/actrack.h \
+		$(DESTDIR)$(BINDIR)/actrack \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
 
 clean:
 	rm -rf $(O)

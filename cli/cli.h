@@ -8,10 +8,11 @@
 #include <stdio.h>
 #include "actrack.h"
 
-#define ACTRACK_CLI_VERSION	"0.1.0"
 
-/* Exit codes: 0 success, 1 failure, 2 bad usage. */
+/* Exit codes: 0 success, 1 failure, 2 bad usage, 3 hangs found. */
 #define EXIT_USAGE	2
+#define EXIT_HANGS	3	/* hangs: hung threads found */
+#define EXIT_TIMEOUT	3	/* monitor: timed out before --count reports */
 
 /* Options given before the command. */
 struct cli_globals {
@@ -29,6 +30,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_hangs(int argc, char **argv);	/* cli/cmd_hangs.c */
 int cmd_top(int argc, char **argv);	/* cli/cmd_top.c */
+int cmd_collect(int argc, char **argv);	/* cli/cmd_collect.c */
 
 /* ---- cli/format.c ---- */
 
@@ -39,6 +41,10 @@ void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: the message, a hint, exit code EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* "actrack: ARENA: no process PID in the arena" (dump --pid, top --pid):
+ * returns exit code 1. */
+int cli_no_such_pid(uint32_t pid);
 
 /* Human description of the arena the command reads (for messages). */
 const char *cli_arena_name(void);
@@ -55,11 +61,24 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 
 /*
  * "Now" on the arena's clock (CLOCK_MONOTONIC): --now/$ACTRACK_NOW_NS, else
- * the snapshot's time.  An arena from another boot (a saved image) has
- * timestamps of another clock: then its newest timestamp stands for now and
- * *@other_boot is set.
+ * the snapshot's time, which for a saved image is when it was saved.  An
+ * arena from another boot sets *@other_boot; if it is an image from before
+ * images recorded their save time, its newest timestamp stands for now.
  */
 uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot);
+/* The arena was written during this boot (its boot id is ours and known):
+ * only then do its pids and start times name processes of this machine. */
+bool cli_same_boot(const struct actrack_snapshot *s);
+/* Process @p (pid and start time) is still running (meaningful only when
+ * cli_same_boot()). */
+bool cli_process_running(const struct actrack_snap_process *p);
+/* @s is a saved image (actrack save) that says when it was saved: its ages
+ * are measured from then, and it never changes. */
+bool cli_saved_image(const struct actrack_snapshot *s);
+/* The "note: ..." line that says what ages are relative to, for a saved
+ * image or an arena of another boot (nothing for a live arena). */
+void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
+			 bool other_boot);
 
 /* Durations: "350 ms", "12.3 s", "5m07s", "3h05m", "2d04h". */
 char *cli_duration(char *buf, size_t len, uint64_t ns);
@@ -72,6 +91,11 @@ char *cli_offset(char *buf, size_t len, uint64_t now, uint64_t t);
  * anything that is not printable ASCII: arena strings are untrusted and
  * must not reach a terminal raw. */
 void cli_print_escaped(FILE *f, const char *s, size_t max);
+/* The same escapes into @buf (NUL-terminated), at most @width bytes of
+ * output (0: as many as @len allows), never cutting an escape sequence.
+ * Return: true if @s did not fit (cut). */
+bool cli_escape(char *buf, size_t len, const char *s, size_t max,
+		size_t width);
 /* "lock 0x7ffd...", "tid 1234", "fd 3 (4096 bytes)", ... */
 char *cli_activity_object(char *buf, size_t len,
 			  const struct actrack_activity *a);

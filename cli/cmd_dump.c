@@ -40,9 +40,8 @@ static const char dump_help[] =
 "    validation are skipped and the summary says 'corrupt yes'.  Strings\n"
 "    from the arena are printed with C escapes for non-printable bytes.\n"
 "\n"
-"    Ages are measured from the moment of the snapshot.  For an image\n"
-"    saved during another boot, they are measured from the newest\n"
-"    timestamp in the image instead, and a note says so.\n"
+"    Ages are measured from the moment of the snapshot; for an image made\n"
+"    by 'actrack save', from the moment it was saved, and a note says so.\n"
 "\n"
 "OUTPUT\n"
 "    process 4242 (main-loop-started) start_ticks 5123 parent 1 age 5m02s: srv\n"
@@ -256,9 +255,7 @@ int cmd_dump(int argc, char **argv)
 		actrack_snapshot_free(s);
 		return ret;
 	}
-	if (other_boot)
-		puts("note: arena from another boot: ages are relative to its "
-		     "newest timestamp");
+	cli_print_time_note(stdout, s, other_boot);
 	d.sym = sym_new();
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		nr_threads += s->processes[i].nr_threads;
@@ -270,9 +267,7 @@ int cmd_dump(int argc, char **argv)
 	sym_free(d.sym);
 	if (have_pid && !shown) {
 		actrack_snapshot_free(s);
-		cli_errorf("%s: no process %llu in the arena", cli_arena_name(),
-			   (unsigned long long)pid);
-		return 1;
+		return cli_no_such_pid((uint32_t)pid);
 	}
 	if (!have_pid && s->nr_global_values) {
 		puts("global data:");

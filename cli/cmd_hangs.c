@@ -22,8 +22,6 @@
 #include "symbolize.h"
 #include "waitgraph.h"
 
-#define EXIT_HANGS	3
-
 static const char hangs_help[] =
 "NAME\n"
 "    actrack hangs - find hung threads and deadlocks\n"
@@ -38,6 +36,10 @@ static const char hangs_help[] =
 "    ago and its stack did not change between the snapshots; a long wait\n"
 "    that makes progress (its activity is updated, or activities are\n"
 "    pushed and popped above it) is not a hang.\n"
+"\n"
+"    A saved image (actrack save) is one moment: it is read once, ages\n"
+"    are measured from when it was saved, and since it cannot show\n"
+"    progress, every wait older than DURATION then is reported.\n"
 "\n"
 "    For each hung thread it prints what it waits for, since when, from\n"
 "    where (the symbolized origin), and who holds it: the threads that\n"
@@ -56,7 +58,7 @@ static const char hangs_help[] =
 "    -i, --interval MS\n"
 "        Milliseconds between the two snapshots (default 200, 1..600000).\n"
 "    -j, --json\n"
-"        Print one JSON document (schema \"actrack-hangs/1\", see\n"
+"        Print one JSON document (schema \"actrack-hangs/2\", see\n"
 "        docs/json-schema.json) instead of text.\n"
 "    -h, --help\n"
 "        Print this help.\n"
@@ -77,6 +79,7 @@ struct hangs {
 	uint64_t now, min_age_ns;
 	uint32_t interval_ms;
 	bool other_boot;
+	bool saved_image;		/* one moment: no progress check */
 	struct symbolizer *sym;
 	struct waitgraph g;
 	uint32_t nr_hung;
@@ -323,9 +326,7 @@ static int print_text(struct hangs *h)
 	const struct waitgraph *g = &h->g;
 	char dur[32];
 
-	if (h->other_boot)
-		puts("note: arena from another boot: ages are relative to its "
-		     "newest timestamp");
+	cli_print_time_note(stdout, h->cur, h->other_boot);
 	for (uint32_t i = 0; i < g->nr_threads; i++)
 		if (g->threads[i].wait)
 			print_hung(h, i);
@@ -341,11 +342,16 @@ static int print_text(struct hangs *h)
 		       g->nr_cycles == 1 ? "" : "s");
 	else
 		fputs("no hung threads", stdout);
-	printf(" (%u thread%s in %u process%s; waits older than %s, "
-	       "unchanged over %u ms)\n", g->nr_threads,
-	       g->nr_threads == 1 ? "" : "s", h->cur->nr_processes,
-	       h->cur->nr_processes == 1 ? "" : "es",
-	       cli_duration(dur, sizeof(dur), h->min_age_ns), h->interval_ms);
+	printf(" (%u thread%s in %u process%s; waits older than %s, ",
+	       g->nr_threads, g->nr_threads == 1 ? "" : "s",
+	       h->cur->nr_processes, h->cur->nr_processes == 1 ? "" : "es",
+	       cli_duration(dur, sizeof(dur), h->min_age_ns));
+	/* An image never changes: "unchanged" would prove nothing. */
+	if (h->saved_image)
+		puts("when saved; a saved image cannot show progress, so a "
+		     "long wait there may still have been moving)");
+	else
+		printf("unchanged over %u ms)\n", h->interval_ms);
 	return ferror(stdout) ? 1 : h->nr_hung ? EXIT_HANGS : 0;
 }
 
@@ -388,13 +394,13 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 	json_object_begin(j);
 	json_kv_string(j, "type", actrack_activity_name(a->type), 32);
 	json_kv_u64(j, "type_id", a->type);
-	json_kv_u64(j, "object", a->object);
-	json_kv_u64(j, "info", a->info);
+	json_kv_u64_str(j, "object", a->object);
+	json_kv_u64_str(j, "info", a->info);
 	json_kv_string(j, "description",
 		       cli_activity_object(desc, sizeof(desc), a),
 		       sizeof(desc));
-	json_kv_u64(j, "time_ns", a->time_ns);
-	json_kv_i64(j, "age_ns", (int64_t)(h->now - a->time_ns));
+	json_kv_u64_str(j, "time_ns", a->time_ns);
+	json_kv_i64_str(j, "age_ns", (int64_t)(h->now - a->time_ns));
 	json_kv_u64(j, "origin", a->origin);
 	json_key(j, "symbol");
 	json_symbol(j, h->sym, w->proc, a->origin);
@@ -438,7 +444,7 @@ static void json_cycle(struct json *j, const struct hangs *h,
 		json_key(j, "to");
 		json_thread_ref(j, &g->threads[e->to]);
 		json_kv_string(j, "type", actrack_activity_name(a->type), 32);
-		json_kv_u64(j, "object", a->object);
+		json_kv_u64_str(j, "object", a->object);
 		json_kv_string(j, "description",
 			       cli_activity_object(desc, sizeof(desc), a),
 			       sizeof(desc));
@@ -457,12 +463,17 @@ static int print_json(struct hangs *h)
 	json_init(&j, stdout, JSON_MAX_DEPTH);
 	json_object_begin(&j);
 	json_kv_string(&j, "schema", JSON_HANGS_SCHEMA, 32);
-	json_kv_string(&j, "generator", "actrack " ACTRACK_CLI_VERSION, 32);
+	json_kv_string(&j, "generator", "actrack " ACTRACK_VERSION, 32);
 	json_kv_string(&j, "arena", cli_arena_name(), 4096);
-	json_kv_u64(&j, "now_ns", h->now);
+	json_kv_u64_str(&j, "now_ns", h->now);
 	json_kv_bool(&j, "other_boot", h->other_boot);
-	json_kv_u64(&j, "min_age_ns", h->min_age_ns);
-	json_kv_u64(&j, "interval_ms", h->interval_ms);
+	json_kv_u64_str(&j, "min_age_ns", h->min_age_ns);
+	json_key(&j, "interval_ms");
+	if (h->saved_image)
+		json_null(&j);
+	else
+		json_u64(&j, h->interval_ms);
+	json_kv_bool(&j, "saved_image", h->saved_image);
 	json_kv_u64(&j, "threads", g->nr_threads);
 	json_kv_u64(&j, "processes", h->cur->nr_processes);
 	json_kv_bool(&j, "truncated", g->truncated);
@@ -549,16 +560,20 @@ int cmd_hangs(int argc, char **argv)
 
 	if (cli_snapshot(&s1))
 		return 1;
-	sleep_ms(h.interval_ms);
-	if (cli_snapshot(&s2)) {
-		actrack_snapshot_free(s1);
-		return 1;
+	h.saved_image = cli_saved_image(s1);
+	/* A second look at an image would see the same bytes: skip it. */
+	if (!h.saved_image) {
+		sleep_ms(h.interval_ms);
+		if (cli_snapshot(&s2)) {
+			actrack_snapshot_free(s1);
+			return 1;
+		}
 	}
 	h.prev = s1;
-	h.cur = s2;
-	h.now = cli_now(s2, &h.other_boot);
+	h.cur = s2 ? s2 : s1;
+	h.now = cli_now(h.cur, &h.other_boot);
 	h.sym = sym_new();
-	ret = wg_build(&h.g, s2, is_hung, &h);
+	ret = wg_build(&h.g, h.cur, is_hung, &h);
 	if (ret) {
 		cli_error("hangs", ret);
 		ret = 1;

@@ -50,7 +50,8 @@ static const char monitor_usage[] =
 "\n"
 "    Only deaths of processes of your own uid are reported, unless\n"
 "    --all-uids is given.  Needs the module: on a file arena, deaths are\n"
-"    reported to the launching parent instead (actrack_set_exit_callback()).\n"
+"    reported to the launching parent instead (actrack_set_exit_callback()),\n"
+"    so the global --arena option is refused.\n"
 "\n"
 "OPTIONS\n"
 "    -j, --json\n"
@@ -98,10 +99,13 @@ static const char monitor_usage[] =
 "\n"
 "JSON OUTPUT\n"
 "    One object per line, flushed when the report arrives.  Integers are\n"
-"    exact decimal numbers; times are CLOCK_MONOTONIC nanoseconds.\n"
+"    exact decimal numbers; times are CLOCK_MONOTONIC nanoseconds.  Those\n"
+"    that can exceed 2^53 (every *_ns, object, info, signed and unsigned\n"
+"    values) are strings of decimal digits (\"D\" below), so that jq and\n"
+"    JavaScript, which round larger numbers, keep them exact.\n"
 "\n"
 "    {\"source\": \"live\" | \"recent\", \"seq\": N, \"pid\": N, \"uid\": N,\n"
-"     \"start_ticks\": N, \"exit_time_ns\": N,\n"
+"     \"start_ticks\": N, \"exit_time_ns\": \"D\",\n"
 "     \"exit_time\": \"2024-11-29T15:30:01.123Z\" | null,   (UTC, estimated)\n"
 "     \"wait_status\": N, \"exit_code\": N | null, \"signal\": N | null,\n"
 "     \"signal_name\": \"SIGKILL\" | null, \"core_dumped\": BOOL,\n"
@@ -111,8 +115,8 @@ static const char monitor_usage[] =
 "        \"fatal_signo\": N, \"fatal_code\": N, \"fatal_addr\": N,\n"
 "        \"fatal_pc\": N,\n"
 "        \"activities\": [{\"level\": N, \"type\": N, \"type_name\": S,\n"
-"           \"time_ns\": N, \"age_ns\": N | null, \"origin\": N,\n"
-"           \"object\": N, \"info\": N, \"user_data\": N,\n"
+"           \"time_ns\": \"D\", \"age_ns\": \"D\" | null, \"origin\": N,\n"
+"           \"object\": \"D\", \"info\": \"D\", \"user_data\": N,\n"
 "           \"module\": N | null, \"module_offset\": N | null,\n"
 "           \"values\": [VALUE, ...]}, ...]},\n"
 "        ...],\n"
@@ -142,7 +146,6 @@ static const char monitor_usage[] =
 "    actrack monitor --json --count 1 --timeout 30\n"
 "    sudo actrack monitor --all-uids --json >>deaths.jsonl\n";
 
-#define EXIT_TIMEOUT	3
 
 struct mon_opts {
 	bool json;
@@ -361,15 +364,15 @@ static void json_death_activity(struct json *j, const struct actrack_death *d,
 	json_kv_u64(j, "level", level);
 	json_kv_u64(j, "type", a->type);
 	json_kv_string(j, "type_name", actrack_activity_name(a->type), 32);
-	json_kv_u64(j, "time_ns", a->time_ns);
+	json_kv_u64_str(j, "time_ns", a->time_ns);
 	json_key(j, "age_ns");
 	if (a->time_ns && d->exit_time_ns >= a->time_ns)
-		json_u64(j, d->exit_time_ns - a->time_ns);
+		json_u64_str(j, d->exit_time_ns - a->time_ns);
 	else
 		json_null(j);
 	json_kv_u64(j, "origin", a->origin);
-	json_kv_u64(j, "object", a->object);
-	json_kv_u64(j, "info", a->info);
+	json_kv_u64_str(j, "object", a->object);
+	json_kv_u64_str(j, "info", a->info);
 	json_kv_u64(j, "user_data", a->user_data);
 	json_key(j, "module");
 	if (mod >= 0) {
@@ -398,7 +401,7 @@ static void print_json(const struct actrack_death *d, const char *source)
 	json_kv_u64(&j, "pid", d->pid);
 	json_kv_u64(&j, "uid", d->uid);
 	json_kv_u64(&j, "start_ticks", d->start_ticks);
-	json_kv_u64(&j, "exit_time_ns", d->exit_time_ns);
+	json_kv_u64_str(&j, "exit_time_ns", d->exit_time_ns);
 	format_time(d->exit_time_ns, true, when, sizeof(when));
 	json_key(&j, "exit_time");
 	if (strcmp(when, "unknown"))
@@ -620,6 +623,12 @@ int cmd_monitor(int argc, char **argv)
 	ret = parse_opts(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
+	/* Death reports come from the module over netlink; an arena file
+	 * has none, and silently watching the module instead would mislead. */
+	if (cli.arena)
+		return cli_usage_error("monitor", "monitor: --arena: death "
+				       "reports come from actrack.ko, not from "
+				       "an arena file");
 
 	ret = actrack_monitor_open(o.all_uids ? ACTRACK_MONITOR_ALL_UIDS : 0,
 				   &m);

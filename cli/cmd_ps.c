@@ -14,6 +14,9 @@ static const char ps_help[] =
 "\n"
 "    PID      the process id (two lines with one pid are two generations\n"
 "             of it, told apart by their start time)\n"
+"    STATE    running if that pid still names the process that started at\n"
+"             that time, exited if not; '-' for an arena of another (or\n"
+"             an unknown) boot, where it cannot be told\n"
 "    PHASE    its phase: launched, main-loop-started, shutdown-started,\n"
 "             exited-cleanly, ...; '-' if only its threads are recorded\n"
 "    AGE      time since the process attached, on the arena's clock\n"
@@ -22,7 +25,8 @@ static const char ps_help[] =
 "\n"
 "    With the module, records of exited processes are freed by the\n"
 "    kernel; with a file arena they stay until the launching parent or\n"
-"    a garbage collector frees them, so ps may list dead processes.\n"
+"    a garbage collector frees them ('actrack collect'), and ps lists\n"
+"    them as exited.\n"
 "\n"
 "OPTIONS\n"
 "    -h, --help\n"
@@ -39,6 +43,7 @@ int cmd_ps(int argc, char **argv)
 {
 	struct actrack_snapshot *s;
 	char age[32];
+	bool same_boot;
 	uint64_t now;
 	int ret;
 
@@ -48,8 +53,9 @@ int cmd_ps(int argc, char **argv)
 	if (cli_snapshot(&s))
 		return 1;
 	now = cli_now(s, NULL);
-	printf("%7s  %-17s  %9s  %7s  %s\n", "PID", "PHASE", "AGE", "THREADS",
-	       "COMMAND");
+	same_boot = cli_same_boot(s);
+	printf("%7s  %-7s  %-17s  %9s  %7s  %s\n", "PID", "STATE", "PHASE",
+	       "AGE", "THREADS", "COMMAND");
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		const struct actrack_snap_process *p = &s->processes[i];
 
@@ -57,7 +63,9 @@ int cmd_ps(int argc, char **argv)
 			cli_duration(age, sizeof(age),
 				     now > p->launch_time_ns ?
 				     now - p->launch_time_ns : 0);
-		printf("%7u  %-17s  %9s  %7u  ", p->pid,
+		printf("%7u  %-7s  %-17s  %9s  %7u  ", p->pid,
+		       !same_boot ? "-" : cli_process_running(p) ? "running" :
+		       "exited",
 		       p->has_record ? actrack_phase_name(p->phase) : "-",
 		       p->has_record ? age : "-", p->nr_threads);
 		if (p->has_record)

@@ -55,13 +55,14 @@ static const char top_help[] =
 "    -n, --iterations N\n"
 "        Stop after N frames (default: run until interrupted).\n"
 "    -p, --pid PID\n"
-"        Only the threads of process PID.\n"
+"        Only the threads of process PID.  Fails if the arena holds no\n"
+"        such process when top starts.\n"
 "    -h, --help\n"
 "        Print this help.\n"
 "\n"
 "EXIT STATUS\n"
 "    0 after N frames or when ended by SIGINT (Ctrl-C) or SIGTERM, 1 if\n"
-"    the arena cannot be read, 2 on a usage error.\n"
+"    the arena cannot be read or PID is not in it, 2 on a usage error.\n"
 "\n"
 "EXAMPLES\n"
 "    actrack top\n"
@@ -108,22 +109,16 @@ static int row_cmp(const void *x, const void *y)
 	return 0;
 }
 
-/* Escape @s (at most @max bytes) into @buf, as cli_print_escaped does. */
-static char *escape_to(char *buf, size_t len, const char *s, size_t max)
+/* Width of the NAME column: longer (escaped) names end in "..." so that
+ * the columns after it stay in place. */
+#define TOP_NAME_WIDTH	16
+
+static void format_name(char *buf, size_t len, const char *name, size_t max)
 {
-	size_t pos = 0;
-
-	for (size_t i = 0; i < max && s[i] && pos + 5 < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			buf[pos++] = (char)c;
-		else
-			pos += (size_t)snprintf(buf + pos, len - pos, "\\x%02x",
-						c);
-	}
-	buf[pos] = 0;
-	return buf;
+	if (!cli_escape(buf, len, name, max, TOP_NAME_WIDTH))
+		return;
+	cli_escape(buf, len, name, max, TOP_NAME_WIDTH - 3);
+	strcat(buf, "...");
 }
 
 /* One line, cut to the terminal's width when there is one. */
@@ -154,7 +149,7 @@ static void format_row(struct top *tp, const struct top_row *r, char *line,
 	char name[160], age[32], obj[128], origin[512];
 	const char *act;
 
-	escape_to(name, sizeof(name), r->t->name, sizeof(r->t->name));
+	format_name(name, sizeof(name), r->t->name, sizeof(r->t->name));
 	if (r->t->torn) {
 		act = "torn";
 		snprintf(age, sizeof(age), "-");
@@ -186,7 +181,8 @@ static void format_row(struct top *tp, const struct top_row *r, char *line,
 		 r->t->tid, name, age, act, obj, origin);
 }
 
-static int frame(struct top *tp, const struct actrack_snapshot *s)
+static int frame(struct top *tp, const struct actrack_snapshot *s,
+		 bool first)
 {
 	struct top_row *rows;
 	uint32_t n = 0, total = 0, nr_procs = 0, shown, room;
@@ -201,6 +197,10 @@ static int frame(struct top *tp, const struct actrack_snapshot *s)
 		total += s->processes[i].nr_threads;
 		nr_procs++;
 	}
+	/* As dump --pid: a pid that is not there is an error, not an empty
+	 * screen; one that goes away later is shown gone. */
+	if (tp->have_pid && !nr_procs && first)
+		return cli_no_such_pid(tp->pid);
 	rows = calloc(total + 1, sizeof(*rows));
 	if (!rows) {
 		cli_error("top", -ENOMEM);
@@ -338,7 +338,7 @@ int cmd_top(int argc, char **argv)
 			ret = 1;
 			break;
 		}
-		ret = frame(&tp, s);
+		ret = frame(&tp, s, !it);
 		actrack_snapshot_free(s);
 		if (ret)
 			break;

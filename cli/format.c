@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cli.h"
@@ -50,6 +51,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	else
 		fputs(" (see 'actrack --help')\n", stderr);
 	return EXIT_USAGE;
+}
+
+int cli_no_such_pid(uint32_t pid)
+{
+	cli_errorf("%s: no process %u in the arena", cli_arena_name(), pid);
+	return 1;
 }
 
 const char *cli_arena_name(void)
@@ -112,7 +119,17 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 			snprintf(buf, len, "unsupported arena ABI");
 		return buf;
 	case EUCLEAN:
-		if (n == (ssize_t)sizeof(h) && h.size > st.st_size)
+		/* A size no arena can have is a forged or damaged header,
+		 * whatever the file's length: say so before "truncated". */
+		if (n == (ssize_t)sizeof(h) &&
+		    (h.size < ACTRACK_ARENA_MIN_SIZE ||
+		     h.size > ACTRACK_ARENA_MAX_SIZE ||
+		     h.size % ACTRACK_BLOCK_ALIGN))
+			snprintf(buf, len, "arena size %u out of range (%u..%u "
+				 "bytes, a multiple of %u)", h.size,
+				 ACTRACK_ARENA_MIN_SIZE, ACTRACK_ARENA_MAX_SIZE,
+				 ACTRACK_BLOCK_ALIGN);
+		else if (n == (ssize_t)sizeof(h) && h.size > st.st_size)
 			snprintf(buf, len, "truncated arena (%lld of %u bytes)",
 				 (long long)st.st_size, h.size);
 		else
@@ -163,6 +180,54 @@ static void newest(uint64_t *max, uint64_t t)
 		*max = t;
 }
 
+bool cli_same_boot(const struct actrack_snapshot *s)
+{
+	static const uint8_t zero[16];
+	uint8_t id[16];
+
+	__actrack_read_boot_id(id);
+	return memcmp(id, zero, sizeof(zero)) &&
+	       !memcmp(s->header.boot_id, id, sizeof(id));
+}
+
+bool cli_process_running(const struct actrack_snap_process *p)
+{
+	uint64_t ticks;
+
+	return !actrack_read_start_ticks((pid_t)p->pid, &ticks) &&
+	       ticks == p->start_ticks;
+}
+
+bool cli_saved_image(const struct actrack_snapshot *s)
+{
+	/* The library reports an image's save time as the snapshot's time
+	 * (and only for files): then, and only then, they are equal. */
+	return s->header.saved_mono_ns &&
+	       s->taken_mono_ns == s->header.saved_mono_ns;
+}
+
+void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
+			 bool other_boot)
+{
+	char when[64] = "";
+	time_t t;
+	struct tm tm;
+
+	if (cli.have_now)
+		return;
+	if (cli_saved_image(s)) {
+		t = (time_t)(s->header.saved_real_ns / 1000000000ULL);
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof(when), " (%Y-%m-%d %H:%M:%S)",
+				 &tm);
+		fprintf(f, "note: saved image: ages are relative to when it "
+			"was saved%s\n", when);
+	} else if (other_boot) {
+		fputs("note: arena from another boot: ages are relative to its "
+		      "newest timestamp\n", f);
+	}
+}
+
 uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
 {
 	static const uint8_t zero[16];
@@ -182,6 +247,10 @@ uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
 	/* Another boot's monotonic clock: our "now" means nothing to it. */
 	if (other_boot)
 		*other_boot = true;
+	if (cli_saved_image(s))
+		return s->taken_mono_ns;
+	/* An image from before saves recorded their time: the newest
+	 * timestamp is the best guess. */
 	max = s->header.create_mono_ns;
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		const struct actrack_snap_process *p = &s->processes[i];
@@ -249,37 +318,69 @@ char *cli_offset(char *buf, size_t len, uint64_t now, uint64_t t)
 	return buf;
 }
 
+/*
+ * The one escaping rule for arena strings (dump, top, hangs, ps, monitor):
+ * \n \t \r \\ as in C, @quote (if any) backslashed, anything else that
+ * is not printable ASCII as \xHH.  Writes the escape of @c to @out (at
+ * most 5 bytes, NUL-terminated) and returns its length.
+ */
+static size_t escape_char(unsigned char c, char quote, char out[5])
+{
+	switch (c) {
+	case '\n':
+		return (size_t)snprintf(out, 5, "\\n");
+	case '\t':
+		return (size_t)snprintf(out, 5, "\\t");
+	case '\r':
+		return (size_t)snprintf(out, 5, "\\r");
+	case '\\':
+		return (size_t)snprintf(out, 5, "\\\\");
+	}
+	if (quote && c == (unsigned char)quote)
+		return (size_t)snprintf(out, 5, "\\%c", quote);
+	if (c < 0x20 || c >= 0x7f)
+		return (size_t)snprintf(out, 5, "\\x%02x", c);
+	out[0] = (char)c;
+	out[1] = 0;
+	return 1;
+}
+
 static void escape(FILE *f, const char *s, size_t max, char quote)
 {
-	for (size_t i = 0; i < max && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
+	char e[5];
 
-		switch (c) {
-		case '\n':
-			fputs("\\n", f);
-			continue;
-		case '\t':
-			fputs("\\t", f);
-			continue;
-		case '\r':
-			fputs("\\r", f);
-			continue;
-		case '\\':
-			fputs("\\\\", f);
-			continue;
-		}
-		if (quote && c == (unsigned char)quote)
-			fprintf(f, "\\%c", quote);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
+	for (size_t i = 0; i < max && s[i]; i++) {
+		escape_char((unsigned char)s[i], quote, e);
+		fputs(e, f);
 	}
 }
 
 void cli_print_escaped(FILE *f, const char *s, size_t max)
 {
 	escape(f, s, max, 0);
+}
+
+bool cli_escape(char *buf, size_t len, const char *s, size_t max,
+		size_t width)
+{
+	size_t pos = 0, i;
+	char e[5];
+
+	if (!len)
+		return false;
+	if (!width || width > len - 1)
+		width = len - 1;
+	for (i = 0; i < max && s[i]; i++) {
+		size_t n = escape_char((unsigned char)s[i], 0, e);
+
+		/* Never half an escape: "\x1" would read as another byte. */
+		if (pos + n > width)
+			break;
+		memcpy(buf + pos, e, n);
+		pos += n;
+	}
+	buf[pos] = 0;
+	return i < max && s[i];
 }
 
 char *cli_activity_object(char *buf, size_t len,

@@ -9,10 +9,13 @@
  * above U+10FFFF, is written as \u00XX so that no information is lost and
  * no consumer ever sees invalid UTF-8), and control characters are escaped.
  *
- * Numbers: integers are written exactly, in decimal.  Addresses inside a
- * process (origins, lock addresses) are below 2^47 on x86-64, so they are
- * exact even for consumers that parse numbers as doubles; ids that may use
- * all 64 bits are also given as text in "description".
+ * Numbers: integers are written exactly, in decimal.  jq and JavaScript
+ * parse numbers as doubles and round anything above 2^53, so integers that
+ * can be that large are written as strings of decimal digits instead:
+ * every nanosecond count (*_ns: a monotonic time passes 2^53 after 104 days
+ * of uptime, a wall time always), activity objects and infos, and signed
+ * and unsigned user data.  Addresses inside a process (origins, module
+ * bases) are below 2^47 on x86-64 and stay numbers.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -233,6 +236,18 @@ void json_i64(struct json *j, int64_t v)
 	fprintf(j->f, "%" PRId64, v);
 }
 
+void json_u64_str(struct json *j, uint64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "\"%" PRIu64 "\"", v);
+}
+
+void json_i64_str(struct json *j, int64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "\"%" PRId64 "\"", v);
+}
+
 void json_ns_as_us(struct json *j, int64_t ns)
 {
 	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
@@ -271,6 +286,18 @@ void json_kv_i64(struct json *j, const char *key, int64_t v)
 {
 	json_key(j, key);
 	json_i64(j, v);
+}
+
+void json_kv_u64_str(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_u64_str(j, v);
+}
+
+void json_kv_i64_str(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	json_i64_str(j, v);
 }
 
 void json_kv_bool(struct json *j, const char *key, bool v)
@@ -313,10 +340,10 @@ void json_value(struct json *j, const struct actrack_value *v)
 		json_bytes(j, (const uint8_t *)&v->c, 1);
 		break;
 	case ACTRACK_VALUE_SIGNED:
-		json_i64(j, v->s);
+		json_i64_str(j, v->s);
 		break;
 	case ACTRACK_VALUE_UNSIGNED:
-		json_u64(j, v->u);
+		json_u64_str(j, v->u);
 		break;
 	case ACTRACK_VALUE_RAW_REF:
 	case ACTRACK_VALUE_STRING_REF:
@@ -409,13 +436,13 @@ static void json_activity(struct dump_json *d,
 	json_kv_u64(j, "index", index);
 	json_kv_string(j, "type", actrack_activity_name(sa->a.type), 32);
 	json_kv_u64(j, "type_id", sa->a.type);
-	json_kv_u64(j, "object", sa->a.object);
-	json_kv_u64(j, "info", sa->a.info);
+	json_kv_u64_str(j, "object", sa->a.object);
+	json_kv_u64_str(j, "info", sa->a.info);
 	json_kv_string(j, "description",
 		       cli_activity_object(desc, sizeof(desc), &sa->a),
 		       sizeof(desc));
-	json_kv_u64(j, "time_ns", sa->a.time_ns);
-	json_kv_i64(j, "age_ns", age_ns(d->now, sa->a.time_ns));
+	json_kv_u64_str(j, "time_ns", sa->a.time_ns);
+	json_kv_i64_str(j, "age_ns", age_ns(d->now, sa->a.time_ns));
 	json_kv_u64(j, "origin", sa->a.origin);
 	json_key(j, "symbol");
 	json_symbol(j, d->sym, p, sa->a.origin);
@@ -433,7 +460,7 @@ static void json_thread(struct dump_json *d,
 	json_object_begin(j);
 	json_kv_u64(j, "tid", t->tid);
 	json_kv_string(j, "name", t->name, sizeof(t->name));
-	json_kv_u64(j, "start_time_ns", t->start_time_ns);
+	json_kv_u64_str(j, "start_time_ns", t->start_time_ns);
 	json_kv_u64(j, "depth", t->depth);
 	json_kv_u64(j, "stored", t->nr_activities);
 	json_kv_bool(j, "torn", t->torn);
@@ -489,8 +516,8 @@ static void json_process(struct dump_json *d,
 		json_kv_u64(j, "phase_id", p->phase);
 		json_kv_u64(j, "parent_pid", p->parent_pid);
 		json_kv_string(j, "cmdline", p->cmdline, sizeof(p->cmdline));
-		json_kv_u64(j, "launch_time_ns", p->launch_time_ns);
-		json_kv_i64(j, "age_ns", age_ns(d->now, p->launch_time_ns));
+		json_kv_u64_str(j, "launch_time_ns", p->launch_time_ns);
+		json_kv_i64_str(j, "age_ns", age_ns(d->now, p->launch_time_ns));
 	} else {
 		json_kv_null(j, "phase");
 		json_kv_null(j, "phase_id");
@@ -513,8 +540,8 @@ static void json_process(struct dump_json *d,
 		json_object_begin(j);
 		json_kv_u64(j, "seq", l->seq);
 		json_kv_u64(j, "tid", l->tid);
-		json_kv_u64(j, "time_ns", l->time_ns);
-		json_kv_i64(j, "age_ns", age_ns(d->now, l->time_ns));
+		json_kv_u64_str(j, "time_ns", l->time_ns);
+		json_kv_i64_str(j, "age_ns", age_ns(d->now, l->time_ns));
 		json_kv_string(j, "text", l->text, sizeof(l->text));
 		json_object_end(j);
 	}
@@ -545,11 +572,21 @@ static void json_arena(struct json *j, const struct actrack_snapshot *s)
 	json_kv_u64(j, "flags", h->flags);
 	json_kv_u64(j, "uid", h->uid);
 	json_kv_u64(j, "user_hz", h->user_hz);
-	json_kv_u64(j, "create_mono_ns", h->create_mono_ns);
-	json_kv_u64(j, "create_real_ns", h->create_real_ns);
-	json_kv_u64(j, "boot_time_ns", h->boot_time_ns);
+	json_kv_u64_str(j, "create_mono_ns", h->create_mono_ns);
+	json_kv_u64_str(j, "create_real_ns", h->create_real_ns);
+	json_kv_u64_str(j, "boot_time_ns", h->boot_time_ns);
 	json_key(j, "boot_id");
 	json_hex_bytes(j, h->boot_id, sizeof(h->boot_id));
+	json_key(j, "saved_mono_ns");
+	if (h->saved_mono_ns)
+		json_u64_str(j, h->saved_mono_ns);
+	else
+		json_null(j);
+	json_key(j, "saved_real_ns");
+	if (h->saved_mono_ns)
+		json_u64_str(j, h->saved_real_ns);
+	else
+		json_null(j);
 	json_kv_u64(j, "torn_threads", s->nr_torn);
 	json_object_end(j);
 }
@@ -569,19 +606,16 @@ int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
 	struct json *j = &d.j;
 	int ret;
 
-	if (have_pid && !has_pid(s, pid)) {
-		cli_errorf("%s: no process %u in the arena", cli_arena_name(),
-			   pid);
-		return 1;
-	}
+	if (have_pid && !has_pid(s, pid))
+		return cli_no_such_pid(pid);
 	d.sym = sym_new();
 	d.now = now;
 	json_init(j, stdout, JSON_MAX_DEPTH);
 	json_object_begin(j);
 	json_kv_string(j, "schema", JSON_DUMP_SCHEMA, 32);
-	json_kv_string(j, "generator", "actrack " ACTRACK_CLI_VERSION, 32);
-	json_kv_u64(j, "taken_mono_ns", s->taken_mono_ns);
-	json_kv_u64(j, "now_ns", now);
+	json_kv_string(j, "generator", "actrack " ACTRACK_VERSION, 32);
+	json_kv_u64_str(j, "taken_mono_ns", s->taken_mono_ns);
+	json_kv_u64_str(j, "now_ns", now);
 	json_kv_bool(j, "other_boot", other_boot);
 	json_key(j, "arena");
 	json_arena(j, s);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A small streaming JSON writer for the actrack CLI, and the documents
- * built with it: `actrack dump --json` (schema "actrack-dump/1", described
+ * built with it: `actrack dump --json` (schema "actrack-dump/2", described
  * field by field in docs/json-schema.json) and `actrack dump --trace`
  * (Chrome trace-event JSON, cli/trace.c).
  *
@@ -54,6 +54,10 @@ void json_bytes(struct json *j, const uint8_t *b, size_t len);
 void json_hex_bytes(struct json *j, const uint8_t *b, size_t len);
 void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
+/* As a string of decimal digits ("-" first if negative): for integers that
+ * may exceed 2^53, which jq and JavaScript would round (see json.c). */
+void json_u64_str(struct json *j, uint64_t v);
+void json_i64_str(struct json *j, int64_t v);
 /* Nanoseconds as microseconds with three decimals (trace timestamps). */
 void json_ns_as_us(struct json *j, int64_t ns);
 void json_bool(struct json *j, bool v);
@@ -64,6 +68,8 @@ void json_kv_string(struct json *j, const char *key, const char *s,
 		    size_t max);
 void json_kv_u64(struct json *j, const char *key, uint64_t v);
 void json_kv_i64(struct json *j, const char *key, int64_t v);
+void json_kv_u64_str(struct json *j, const char *key, uint64_t v);
+void json_kv_i64_str(struct json *j, const char *key, int64_t v);
 void json_kv_bool(struct json *j, const char *key, bool v);
 void json_kv_null(struct json *j, const char *key);
 
@@ -82,8 +88,8 @@ void json_symbol(struct json *j, struct symbolizer *sym,
 		 const struct actrack_snap_process *p, uint64_t pc);
 
 /* Schema identifiers of the documents. */
-#define JSON_DUMP_SCHEMA	"actrack-dump/1"
-#define JSON_HANGS_SCHEMA	"actrack-hangs/1"
+#define JSON_DUMP_SCHEMA	"actrack-dump/2"
+#define JSON_HANGS_SCHEMA	"actrack-hangs/2"
 
 /*
  * cli_dump_json() - `actrack dump --json`: the whole snapshot @s (only

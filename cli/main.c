@@ -6,7 +6,7 @@
  *   actrack [--arena FILE] COMMAND [OPTIONS]
  *
  * Global options come before the command; each command parses its own.
- * Exit codes: 0 success, 1 failure, 2 bad usage.
+ * Exit codes: 0 success, 1 failure, 2 bad usage, 3 hung threads found.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +32,8 @@ static const struct command commands[] = {
 	{ "top", cmd_top, "refreshing view of every thread's activity" },
 	{ "save", cmd_save, "save an image of the arena to a file" },
 	{ "stats", cmd_stats, "arena usage and the module's counters" },
+	{ "collect", cmd_collect,
+	  "free the records of exited processes (file arenas)" },
 	{ "help", NULL, "help for a command: actrack help COMMAND" },
 };
 
@@ -69,7 +71,9 @@ static void print_help(FILE *f)
 "    -h, --help\n"
 "        Print this help.  'actrack COMMAND --help' describes a command.\n"
 "    -V, --version\n"
-"        Print the version of actrack and of the arena ABI it reads.\n"
+"        Print the version of actrack (that of libactrack, as\n"
+"        'pkg-config --modversion libactrack' prints it) and of the arena\n"
+"        ABI it reads.\n"
 "\n"
 "ENVIRONMENT\n"
 "    ACTRACK_ARENA\n"
@@ -81,7 +85,8 @@ static void print_help(FILE *f)
 "\n"
 "EXIT STATUS\n"
 "    0 on success, 1 if the arena cannot be read or a command fails,\n"
-"    2 on a usage error.\n"
+"    2 on a usage error, 3 if 'actrack hangs' found hung threads or\n"
+"    'actrack monitor' timed out before its count of reports.\n"
 "\n"
 "EXAMPLES\n"
 "    actrack ps\n"
@@ -175,8 +180,10 @@ int main(int argc, char **argv)
 			print_help(stdout);
 			return 0;
 		case 'V':
+			/* The library's version (pkg-config --modversion
+			 * libactrack prints the same). */
 			printf("actrack %s (arena ABI %u.%u)\n",
-			       ACTRACK_CLI_VERSION, ACTRACK_ABI_MAJOR,
+			       actrack_version(), ACTRACK_ABI_MAJOR,
 			       ACTRACK_ABI_MINOR);
 			return 0;
 		default:

@@ -77,8 +77,8 @@ static void activity_event(struct trace *t,
 	json_ns_as_us(j, ts_ns);
 	json_key(j, "args");
 	json_object_begin(j);
-	json_kv_u64(j, "object", sa->a.object);
-	json_kv_u64(j, "info", sa->a.info);
+	json_kv_u64_str(j, "object", sa->a.object);
+	json_kv_u64_str(j, "info", sa->a.info);
 	json_kv_u64(j, "origin", sa->a.origin);
 	json_kv_string(j, "symbol",
 		       sym_format(t->sym, p, sa->a.origin, sym, sizeof(sym)),
@@ -187,11 +187,8 @@ int cli_dump_trace(const struct actrack_snapshot *s, uint64_t now,
 
 	for (uint32_t i = 0; i < s->nr_processes; i++)
 		found |= s->processes[i].pid == pid;
-	if (have_pid && !found) {
-		cli_errorf("%s: no process %u in the arena", cli_arena_name(),
-			   pid);
-		return 1;
-	}
+	if (have_pid && !found)
+		return cli_no_such_pid(pid);
 	t.sym = sym_new();
 	t.base_ns = trace_base(s, have_pid, pid);
 	/* One event per line: big traces stay readable and diffable. */
@@ -215,10 +212,10 @@ int cli_dump_trace(const struct actrack_snapshot *s, uint64_t now,
 	json_object_begin(j);
 	json_kv_string(j, "schema", "actrack-trace/1", 32);
 	json_kv_string(j, "arena", cli_arena_name(), 4096);
-	json_kv_u64(j, "create_mono_ns", s->header.create_mono_ns);
-	json_kv_u64(j, "create_real_ns", s->header.create_real_ns);
-	json_kv_u64(j, "ts_base_ns", t.base_ns);
-	json_kv_u64(j, "now_ns", now);
+	json_kv_u64_str(j, "create_mono_ns", s->header.create_mono_ns);
+	json_kv_u64_str(j, "create_real_ns", s->header.create_real_ns);
+	json_kv_u64_str(j, "ts_base_ns", t.base_ns);
+	json_kv_u64_str(j, "now_ns", now);
 	json_kv_bool(j, "other_boot", other_boot);
 	json_object_end(j);
 	json_object_end(j);

@@ -223,5 +223,18 @@ __actrack_hidden int __actrack_parse_death(const struct nlmsghdr *nlh,
 __actrack_hidden int __actrack_parse_stats(const struct nlmsghdr *nlh,
 					   size_t len,
 					   struct actrack_kstats *st);
+/*
+ * The kernel's death report of (@pid, @start_ticks), for the exit callback
+ * on the module (lib/lifecycle.c): calls @fn once with it, from the ring of
+ * recent deaths or as it arrives, waiting at most @timeout_ms.
+ * Return: 0, -ETIMEDOUT (never came: another uid's child, or the ring
+ * overflowed), or actrack_monitor_open()'s errors.
+ */
+#define ACTRACK_EXIT_REPORT_TIMEOUT_MS	2000
+__actrack_hidden int __actrack_monitor_exit_report(uint32_t pid,
+						   uint64_t start_ticks,
+						   int timeout_ms,
+						   actrack_exit_fn fn,
+						   void *arg);
 
 #endif /* ACTRACK_LIB_INTERNAL_H */

@@ -171,13 +171,15 @@ ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status)
 		return -EBUSY;
 	if (!forget_launched(pid, &ticks))
 		return -ENOENT;
-	/* With the module the kernel reports and cleans up by itself. */
-	if (__actrack_proc.map.backend == ACTRACK_BACKEND_MODULE)
-		return 0;
 	pthread_mutex_lock(&launch_lock);
 	fn = exit_fn;
 	arg = exit_arg;
 	pthread_mutex_unlock(&launch_lock);
+	/* With the module the kernel reports and cleans up by itself: the
+	 * callback gets its report, through the monitor (lib/monitor.c). */
+	if (__actrack_proc.map.backend == ACTRACK_BACKEND_MODULE)
+		return fn ? __actrack_monitor_exit_report((uint32_t)pid, ticks,
+				ACTRACK_EXIT_REPORT_TIMEOUT_MS, fn, arg) : 0;
 	if (fn && !__actrack_build_death(a, (uint32_t)pid, ticks, wait_status,
 					 &death)) {
 		fn(&death, arg);

@@ -853,6 +853,22 @@ static int mon_query(struct actrack_monitor *m, uint8_t cmd, bool dump,
 	nl = mon_socket(dump ? MON_RCVBUF : 0);
 	if (!nl)
 		return -errno;
+	/*
+	 * The kernel sizes each skb of a dump from the largest recvmsg()
+	 * this socket has done, and fills the first one while handling the
+	 * request: on a fresh socket that is a page, and a report alone in
+	 * a page-sized skb is cut and marked truncated although it is
+	 * whole in the ring.  One answered request (the family lookup,
+	 * received into our 64 KiB buffer) first lets the dump use skbs of
+	 * up to 32 KiB, the most a dump gets.
+	 */
+	if (dump) {
+		ret = mon_resolve(m, nl);
+		if (ret) {
+			mnl_socket_close(nl);
+			return ret;
+		}
+	}
 	/* The kernel validates requests strictly: ALL_UIDS only where the
 	 * command takes it. */
 	mon_put_req(m, req, cmd, dump ? NLM_F_DUMP : NLM_F_ACK,
@@ -1008,6 +1024,74 @@ int actrack_monitor_recent(struct actrack_monitor *m, actrack_exit_fn fn,
 		return -EINVAL;
 	ret = mon_query(m, ACTRACK_CMD_GET_DEATHS, true, mon_recent_reply, &c);
 	return ret ? ret : c.count;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The exit callback on the module                                         */
+/* ---------------------------------------------------------------------- */
+
+struct exit_wait {
+	uint32_t pid;
+	uint64_t start_ticks;
+	actrack_exit_fn fn;
+	void *arg;
+	bool done;
+};
+
+static void exit_wait_one(const struct actrack_death *d, void *arg)
+{
+	struct exit_wait *w = arg;
+
+	/* (pid, start time): a reused pid's report is not this child's. */
+	if (w->done || d->pid != w->pid || d->start_ticks != w->start_ticks)
+		return;
+	w->done = true;
+	w->fn(d, w->arg);
+}
+
+static uint64_t exit_wait_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * With the module, the kernel builds the report (from its own copy of the
+ * child's records, which it frees) in a work item after the exit, so after
+ * waitpid() it may be in the ring already or still to come.  Subscribed
+ * first and the ring read second, no moment is missed; the wait is bounded.
+ */
+int __actrack_monitor_exit_report(uint32_t pid, uint64_t start_ticks,
+				  int timeout_ms, actrack_exit_fn fn,
+				  void *arg)
+{
+	struct exit_wait w = {
+		.pid = pid, .start_ticks = start_ticks, .fn = fn, .arg = arg,
+	};
+	struct actrack_monitor *m;
+	uint64_t end = exit_wait_now_ms() + (uint64_t)timeout_ms;
+	int ret;
+
+	ret = actrack_monitor_open(0, &m);
+	if (ret)
+		return ret;
+	ret = actrack_monitor_recent(m, exit_wait_one, &w);
+	while (!w.done) {
+		uint64_t now = exit_wait_now_ms();
+
+		if (now >= end)
+			break;
+		ret = actrack_monitor_dispatch(m, (int)(end - now),
+					       exit_wait_one, &w);
+		if (ret < 0 && ret != -EINTR && ret != -ENOBUFS)
+			break;
+	}
+	actrack_monitor_close(m);
+	if (w.done)
+		return 0;
+	return ret < 0 && ret != -EINTR && ret != -ENOBUFS ? ret : -ETIMEDOUT;
 }
 
 struct stats_reply {

@@ -18,6 +18,7 @@
  * file or a complete image.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@
 #include "internal.h"
 
 #define SAVE_COPY_TRIES	64
+
+_Static_assert(offsetof(struct actrack_arena_header, saved_mono_ns) == 104 &&
+	       offsetof(struct actrack_arena_header, saved_real_ns) == 112,
+	       "saved times take the first reserved words of the header");
 
 static void refresh_thread(struct actrack_arena *live,
 			   struct actrack_arena *img, __u32 ref,
@@ -176,6 +181,13 @@ static int write_sparse(int fd, const unsigned char *buf, size_t len)
 	return 0;
 }
 
+/* Into a fifo, a pipe, a terminal...: no holes, no rename, no fsync. */
+static int write_stream(int fd, const void *buf, size_t len)
+{
+	return write_all(fd, buf, len);
+}
+
+/* Same directory as @file, so that the rename is atomic. */
 static int write_atomic(const char *file, const void *buf, size_t len)
 {
 	size_t flen = strlen(file);
@@ -208,17 +220,71 @@ out_free:
 	return ret;
 }
 
-ACTRACK_API int actrack_arena_save(const char *path, uint32_t flags,
-				   const char *file)
+/*
+ * What @file names decides how it is written.  A new path or a regular
+ * file: a complete image replaces it atomically (through a symbolic link,
+ * the link's target is replaced, as cp would, never the link).  A fifo is
+ * what a user names to stream the image somewhere: written through.
+ * Anything else (a device, a socket, a directory) is refused: renaming
+ * over /dev/full once turned the device node into a regular file.
+ */
+static int write_image(const char *file, const void *buf, size_t len)
 {
+	struct stat st;
+	char *target;
+	int fd, ret;
+
+	if (lstat(file, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		return write_atomic(file, buf, len);
+	}
+	if (S_ISREG(st.st_mode))
+		return write_atomic(file, buf, len);
+	if (S_ISLNK(st.st_mode)) {
+		if (stat(file, &st) < 0)
+			return -errno;	/* dangling: ENOENT */
+		if (S_ISREG(st.st_mode)) {
+			target = realpath(file, NULL);
+			if (!target)
+				return -errno;
+			ret = write_atomic(target, buf, len);
+			free(target);
+			return ret;
+		}
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		fd = open(file, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		/* Still a fifo once opened (not swapped under us)? */
+		if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+			close(fd);
+			return -EINVAL;
+		}
+		ret = write_stream(fd, buf, len);
+		if (close(fd) < 0 && !ret)
+			ret = -errno;
+		return ret;
+	}
+	return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+}
+
+/*
+ * Copy the arena that (@path, @flags) names into a malloc'ed image that
+ * parses, with its save time in the header.  Return: 0 and *@out (@len
+ * bytes), or -errno.
+ */
+static int build_image(const char *path, uint32_t flags, void **out,
+		       size_t *len)
+{
+	struct actrack_arena_header *h;
 	struct actrack_snapshot *snap;
 	struct actrack_arena img;
 	struct actrack_map m;
 	void *buf;
 	int ret;
 
-	if (!file || !*file)
-		return -EINVAL;
 	ret = __actrack_map_reader(path, flags, &m);
 	if (ret)
 		return ret;
@@ -234,16 +300,61 @@ ACTRACK_API int actrack_arena_save(const char *path, uint32_t flags,
 	ret = actrack_arena_check(&img);
 	if (!ret)
 		ret = refresh_image(&m.arena, &img);
-	if (!ret)
-		ret = __actrack_snapshot_arena(&img, &snap);
+	if (ret)
+		goto out_free;
+	/*
+	 * Taken after the last copy, so every timestamp in the image is
+	 * older: a reader measures ages from here, not from its own clock,
+	 * which keeps moving while the image does not.
+	 */
+	h = buf;
+	h->saved_mono_ns = __actrack_mono_ns();
+	h->saved_real_ns = __actrack_real_ns();
+	ret = __actrack_snapshot_arena(&img, &snap);
 	if (ret)
 		goto out_free;
 	actrack_snapshot_free(snap);
-	ret = write_atomic(file, buf, m.arena.size);
+	*out = buf;
+	*len = m.arena.size;
+	buf = NULL;
 
 out_free:
 	free(buf);
 out_unmap:
 	__actrack_unmap(&m);
+	return ret;
+}
+
+ACTRACK_API int actrack_arena_save(const char *path, uint32_t flags,
+				   const char *file)
+{
+	size_t len;
+	void *buf;
+	int ret;
+
+	if (!file || !*file)
+		return -EINVAL;
+	ret = build_image(path, flags, &buf, &len);
+	if (ret)
+		return ret;
+	ret = write_image(file, buf, len);
+	free(buf);
+	return ret;
+}
+
+ACTRACK_API int actrack_arena_save_fd(const char *path, uint32_t flags,
+				      int fd)
+{
+	size_t len;
+	void *buf;
+	int ret;
+
+	if (fd < 0)
+		return -EBADF;
+	ret = build_image(path, flags, &buf, &len);
+	if (ret)
+		return ret;
+	ret = write_stream(fd, buf, len);
+	free(buf);
 	return ret;
 }

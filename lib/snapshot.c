@@ -831,6 +831,15 @@ ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 	if (ret)
 		return ret;
 	ret = __actrack_snapshot_arena(&m.arena, out);
+	/*
+	 * A saved image is a moment, not a live arena: its "now" is when it
+	 * was saved, or every age would grow with the reader's clock.  Only
+	 * files carry one; the kernel's arena never does, and a value forged
+	 * into it must not move the ages a privileged reader sees.
+	 */
+	if (!ret && m.backend == ACTRACK_BACKEND_FILE &&
+	    (*out)->header.saved_mono_ns)
+		(*out)->taken_mono_ns = (*out)->header.saved_mono_ns;
 	__actrack_unmap(&m);
 	return ret;
 }

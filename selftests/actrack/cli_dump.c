@@ -55,11 +55,11 @@ static const char golden_summary[] =
 "4 processes, 4 threads, 6656/262144 bytes used, corrupt no\n";
 
 static const char want_ps[] =
-"    PID  PHASE                    AGE  THREADS  COMMAND\n"
-"    100  main-loop-started     58.5 s        2  server --port 8080\n"
-"    100  launched               1.0 s        0  server\n"
-"    200  -                          -        1  -\n"
-"    300  exited-with-code       1m00s        1  helper\n";
+"    PID  STATE    PHASE                    AGE  THREADS  COMMAND\n"
+"    100  -        main-loop-started     58.5 s        2  server --port 8080\n"
+"    100  -        launched               1.0 s        0  server\n"
+"    200  -        -                          -        1  -\n"
+"    300  -        exited-with-code       1m00s        1  helper\n";
 
 FIXTURE(golden) {
 	struct build b;

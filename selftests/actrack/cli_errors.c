@@ -43,8 +43,10 @@ TEST_F(cli, version)
 {
 	char want[64];
 
-	snprintf(want, sizeof(want), "actrack 0.1.0 (arena ABI %u.%u)\n",
-		 ACTRACK_ABI_MAJOR, ACTRACK_ABI_MINOR);
+	/* The library's version, which `pkg-config --modversion libactrack`
+	 * also prints (the Makefile reads it from actrack.h). */
+	snprintf(want, sizeof(want), "actrack %s (arena ABI %u.%u)\n",
+		 ACTRACK_VERSION, ACTRACK_ABI_MAJOR, ACTRACK_ABI_MINOR);
 	RUN(&self->r, NULL, "--version");
 	EXPECT_EQ(0, self->r.status);
 	EXPECT_STREQ(want, self->r.out);
@@ -82,6 +84,10 @@ TEST_F(cli, usage_errors_exit_2_with_one_line)
 		  "--help')\n", "stats", "-q" },
 		{ "actrack: unknown command 'nope' (see 'actrack --help')\n",
 		  "help", "nope" },
+		/* Death reports come from the module, never from a file. */
+		{ "actrack: monitor: --arena: death reports come from "
+		  "actrack.ko, not from an arena file (see 'actrack monitor "
+		  "--help')\n", "--arena", "/tmp/x", "monitor" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -99,6 +105,20 @@ TEST_F(cli, usage_errors_exit_2_with_one_line)
 	}
 }
 
+TEST_F(cli, help_lists_every_exit_status)
+{
+	RUN(&self->r, NULL, "--help");
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out,
+			       "EXIT STATUS\n"
+			       "    0 on success, 1 if the arena cannot be read "
+			       "or a command fails,\n"
+			       "    2 on a usage error, 3 if 'actrack hangs' "
+			       "found hung threads or\n"
+			       "    'actrack monitor' timed out before its count "
+			       "of reports.\n"));
+}
+
 TEST_F(cli, bad_now_in_the_environment)
 {
 	RUN(&self->r, "ACTRACK_NOW_NS=soon", "ps");
@@ -112,7 +132,7 @@ static const char *const sections[] = {
 };
 
 static const char *const commands[] = { "dump", "ps", "save", "stats",
-					 "monitor" };
+					 "collect", "monitor" };
 
 TEST_F(cli, every_command_has_a_manual_page)
 {
@@ -247,6 +267,34 @@ TEST_F(cli, truncated_newer_and_inconsistent_arenas)
 	h->tailptr = 12345;
 	ASSERT_EQ(0, build_write(&b, self->path));
 	expect_error(_metadata, &self->r, self->path, "corrupt arena header");
+	build_free(&b);
+}
+
+/* A size no arena can have is out of range, not "truncated", whatever
+ * the file's length (its own test: each case runs the CLI four times,
+ * slow under emulation). */
+TEST_F(cli, forged_sizes_are_out_of_range)
+{
+	struct actrack_arena_header *h;
+	struct build b;
+	char why[128];
+
+	ASSERT_EQ(0, build_init(&b, ACTRACK_ARENA_MIN_SIZE));
+	ASSERT_NE(0u, build_process(&b, 10, 1, 1, 1, 1, "x", 1));
+	h = b.a.base;
+	h->size = 0xfffff000;
+	ASSERT_EQ(0, build_write(&b, self->path));
+	snprintf(why, sizeof(why), "arena size 4294963200 out of range "
+		 "(%u..%u bytes, a multiple of %u)", ACTRACK_ARENA_MIN_SIZE,
+		 ACTRACK_ARENA_MAX_SIZE, ACTRACK_BLOCK_ALIGN);
+	expect_error(_metadata, &self->r, self->path, why);
+	h->size = ACTRACK_ARENA_MIN_SIZE + 1;
+	ASSERT_EQ(0, build_write(&b, self->path));
+	snprintf(why, sizeof(why), "arena size %u out of range (%u..%u "
+		 "bytes, a multiple of %u)", ACTRACK_ARENA_MIN_SIZE + 1,
+		 ACTRACK_ARENA_MIN_SIZE, ACTRACK_ARENA_MAX_SIZE,
+		 ACTRACK_BLOCK_ALIGN);
+	expect_error(_metadata, &self->r, self->path, why);
 	build_free(&b);
 }
 

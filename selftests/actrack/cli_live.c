@@ -148,8 +148,9 @@ TEST_F(live, ps_lists_the_process)
 		 1000000;
 	ASSERT_LT(age_ms, 60000ULL);
 	snprintf(want, sizeof(want),
-		 "    PID  PHASE                    AGE  THREADS  COMMAND\n"
-		 "%7d  main-loop-started     %llu.%llu s        1  %s\n",
+		 "    PID  STATE    PHASE                    AGE  THREADS  "
+		 "COMMAND\n"
+		 "%7d  running  main-loop-started     %llu.%llu s        1  %s\n",
 		 self->w.pid, age_ms / 1000, age_ms % 1000 / 100,
 		 self->p->cmdline);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));

@@ -85,7 +85,15 @@ struct actrack_arena_header {
 	__u64 create_real_ns;	/* ... and CLOCK_REALTIME at the same moment */
 	__u64 boot_time_ns;	/* CLOCK_REALTIME of boot (ns), for start_ticks */
 	__u8  boot_id[16];	/* /proc/sys/kernel/random/boot_id */
-	__u32 reserved[38];	/* zero */
+	/*
+	 * Written only into saved images (actrack save, lib/save.c), never
+	 * into a live arena, where they stay zero: CLOCK_MONOTONIC (the clock
+	 * of every *_time_ns) and CLOCK_REALTIME when the image was taken, so
+	 * that readers measure ages from then and not from their own clock.
+	 */
+	__u64 saved_mono_ns;
+	__u64 saved_real_ns;
+	__u32 reserved[34];	/* zero */
 };
 #define ACTRACK_ARENA_HEADER_SIZE 256
 
