@@ -8,6 +8,8 @@
 #                        then the module in a VM on Debian's 6.1 and 6.12
 #                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)
+#   make check-debug     the module in a VM on the debug kernel (KASAN,
+#                        lockdep, kmemleak, UBSAN...: scripts/debug-kernel)
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
 #   make demo            the main job (see README.md)
 #   make bench           benchmarks with their in-run baselines
@@ -48,7 +50,7 @@ EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
 LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
 
-.PHONY: all lib cli tests benches examples check check-host check-vm \
+.PHONY: all lib cli tests benches examples check check-host check-vm check-debug \
 	module demo bench fuzz install clean setup
 
 all: lib cli examples tests benches
@@ -111,6 +113,11 @@ check-host: all
 
 check-vm: all
 	scripts/vmtest --kernel all
+
+# The whole VM suite on the debug kernel; its first run builds the kernel
+# (cached in ~/.cache/actrack, see scripts/debug-kernel).
+check-debug: all
+	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
 
 # Host tests twice (the build, then clang with ASan+UBSan), then the VMs.
 check: all
