@@ -8,6 +8,8 @@
 #                        then the module in a VM on Debian's 6.1 and 6.12
 #                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)
+#   make check-debug     the module in a VM on the debug kernel (KASAN,
+#                        lockdep, kmemleak, UBSAN...: scripts/debug-kernel)
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
 #   make demo            the main job (see README.md)
 #   make bench           benchmarks with their in-run baselines
@@ -37,7 +39,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 ifeq ($(TSAN),1)
 CFLAGS   += -fsanitize=thread -fno-omit-frame-pointer \
-	    -Iselftests/actrack/tsan
+	    -DACTRACK_TEST_TIMEOUT_DEFAULT=900
 LDFLAGS  += -fsanitize=thread
 endif
 LIBS     := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
@@ -58,7 +60,8 @@ LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
-	check-tsan module demo bench fuzz install uninstall clean setup
+	check-debug check-tsan module demo bench fuzz install uninstall clean \
+	setup
 
 all: lib cli examples tests benches
 
@@ -88,9 +91,11 @@ $(O)/actrack: $(CLI_OBJS) $(LIBA)
 # The kselftest harness trips -Wsign-compare, -Wformat-nonliteral, -Wempty-body
 # and -Wmisleading-indentation in its own macros: relaxed for tests only.
 $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
+		selftests/actrack/harness/kselftest_harness.h \
 		$(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -isystem $(KSELFTEST) -Wno-missing-prototypes -Wno-shadow \
+	$(CC) $(CFLAGS) -Iselftests/actrack/harness -isystem $(KSELFTEST) \
+		-Wno-missing-prototypes -Wno-shadow \
 		-Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-format-nonliteral -Wno-empty-body \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
@@ -135,6 +140,11 @@ check-host: all
 check-vm: all
 	scripts/vmtest --kernel all
 
+# The whole VM suite on the debug kernel; its first run builds the kernel
+# (cached in ~/.cache/actrack, see scripts/debug-kernel).
+check-debug: all
+	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
+
 # Host tests twice (the build, then clang with ASan+UBSan), then the VMs.
 check: all
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
@@ -142,7 +152,8 @@ check: all
 
 # The host tests again under ThreadSanitizer (clang), with the suppressions
 # of selftests/actrack/tsan.supp; the stress_* tests are among them.
-# Per test 900 s (selftests/actrack/tsan/), per binary ACTRACK_TEST_TIMEOUT.
+# Per test 900 s (selftests/actrack/harness/), per binary
+# ACTRACK_TEST_TIMEOUT.
 # As for ASan in run-tests, the fatal signals that tests provoke on purpose
 # must kill (handle_*=0), not end in TSan's own report.
 TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 handle_segv=0 \

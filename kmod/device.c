@@ -28,6 +28,7 @@
 #include <linux/vmalloc.h>
 #include "actrack.h"
 #include "compat.h"
+#include "test_fault.h"
 
 struct actrack_file {
 	struct mutex lock;		/* the fields below */
@@ -63,6 +64,7 @@ static int actrack_release(struct inode *inode, struct file *file)
 	if (f->arena)
 		actrack_karena_put(f->arena);
 	kfree(f);
+	actrack_test_fault_freed(f);
 	return 0;
 }
 

@@ -44,6 +44,7 @@
 #include <linux/proc_ns.h>
 #include <trace/events/sched.h>
 #include "actrack.h"
+#include "test_fault.h"
 
 #define ACTRACK_PROC_HASH_BITS	10
 
@@ -275,6 +276,7 @@ static void actrack_probe_exit(void *data, struct task_struct *task)
 	p = actrack_proc_find(sig, ACTRACK_PROC_ATTACHED);
 	if (!p)
 		goto out;
+	actrack_test_fault_in_probe();
 	raw_spin_lock(&actrack_procs_lock);
 	if (atomic_read(&sig->live) == 0) {
 		/*

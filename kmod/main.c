@@ -13,6 +13,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mm.h>
 #include "actrack.h"
+#include "test_fault.h"
 
 unsigned int actrack_arena_size = ACTRACK_DEFAULT_ARENA_SIZE;
 module_param_named(arena_size, actrack_arena_size, uint, 0444);
@@ -88,6 +89,9 @@ static int __init actrack_init(void)
 	ret = actrack_device_init();
 	if (ret)
 		goto err_device;
+#ifdef ACTRACK_TEST_FAULT_BUILD
+	pr_warn("built with a deliberate fault (ACTRACK_FAULT): test only\n");
+#endif
 	pr_info("ABI %u.%u, arena %u bytes, up to %u arenas\n",
 		ACTRACK_ABI_MAJOR, ACTRACK_ABI_MINOR, actrack_arena_size,
 		actrack_max_arenas);
