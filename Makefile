@@ -146,7 +146,11 @@ check-debug: all
 	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
 
 # Host tests twice (the build, then clang with ASan+UBSan), then the VMs.
+# Every test: the fuzzers briefly, the host suite under TSan, then the host
+# tests (gcc, clang ASan+UBSan) and both VMs; the last line is run-tests'.
 check: all
+	$(MAKE) O=$(O) check-fuzz
+	$(MAKE) O=$(O) check-tsan
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
 	scripts/run-tests --all $(O) $(O)/sanitize
 
