@@ -392,7 +392,9 @@ struct actrack_death;
 typedef void (*actrack_exit_fn)(const struct actrack_death *death, void *arg);
 
 /** actrack_set_exit_callback() - called by actrack_record_process_exit()
- * with the death report, before the records are freed. */
+ * with the death report, before the records are freed (on a file arena);
+ * with the module, with the kernel's report of that child (received
+ * through the monitor, up to 2 s after its exit; -ETIMEDOUT otherwise). */
 ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg);
 
 /**

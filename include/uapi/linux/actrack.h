@@ -120,6 +120,11 @@ struct actrack_arena_header {
  * @data_id:     atomic; non-zero when the record is valid.  Written last,
  *               with release, by the creator; cleared first when freed.
  *               Readers load it (acquire) before and after a copy.
+ *               0xFFFFFFFF is never handed out: a freer claims the record
+ *               by CAS of its id to it, and readers treat it like 0.  The
+ *               other owner fields are stored before the block's type is
+ *               live (unpublished, data_id 0), so that whoever cleans up
+ *               after a dead owner also frees what it never published.
  * @pid:         process (thread-group) id, as seen by the attaching process
  *               (in its own pid namespace).
  * @tid:         thread id for thread-owned records, 0 for process records,
