@@ -4,7 +4,8 @@
 # kernel module (Kbuild, through `make module`).
 #
 #   make                 library, CLI, examples, tests, benchmarks
-#   make check           every test: host tests (gcc, then clang ASan+UBSan),
+#   make check           every test: the fuzzers (15 s each), the host suite
+#                        under TSan, host tests (gcc, then clang ASan+UBSan),
 #                        then the module in a VM on Debian's 6.1 and 6.12
 #                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)

@@ -259,7 +259,7 @@ TEST(handler_push_during_init_on_the_same_thread)
 
 	tmp_path(path, sizeof(path), "sig1");
 	o.arena_path = path;
-	ASSERT_NE(SIG_ERR, signal(SIGALRM, pushing_handler));
+	ASSERT_TRUE(signal(SIGALRM, pushing_handler) != SIG_ERR);
 	snprintf(watch_path, sizeof(watch_path), "%s", path);
 	on_open = raise_alarm;
 	handler_sets_phase = 1;
@@ -306,7 +306,7 @@ TEST(handler_push_during_init_on_another_thread)
 
 	tmp_path(path, sizeof(path), "sig2");
 	o.arena_path = path;
-	ASSERT_NE(SIG_ERR, signal(SIGALRM, pushing_handler));
+	ASSERT_TRUE(signal(SIGALRM, pushing_handler) != SIG_ERR);
 	ASSERT_EQ(0, pthread_create(&waiter, NULL, wait_for_signal, NULL));
 	snprintf(watch_path, sizeof(watch_path), "%s", path);
 	on_open = signal_other_thread;
