@@ -4,8 +4,8 @@
 # kernel module (Kbuild, through `make module`).
 #
 #   make                 library, CLI, examples, tests, benchmarks
-#   make check           every test: the fuzzers (15 s each), the host suite
-#                        under TSan, host tests (gcc, then clang ASan+UBSan),
+#   make check           every test: the fuzzers (15 s each), host tests
+#                        (gcc, then clang ASan+UBSan),
 #                        then the module in a VM on Debian's 6.1 and 6.12
 #                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)
@@ -147,11 +147,11 @@ check-debug: all
 	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
 
 # Host tests twice (the build, then clang with ASan+UBSan), then the VMs.
-# Every test: the fuzzers briefly, the host suite under TSan, then the host
-# tests (gcc, clang ASan+UBSan) and both VMs; the last line is run-tests'.
+# Every test: the fuzzers briefly, then the host tests (gcc, clang
+# ASan+UBSan) and both VMs; the last line is run-tests'.  (check-tsan is
+# not part of it yet: see docs/reliability.md.)
 check: all
 	$(MAKE) O=$(O) check-fuzz
-	$(MAKE) O=$(O) check-tsan
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
 	scripts/run-tests --all $(O) $(O)/sanitize
 
