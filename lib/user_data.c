@@ -255,7 +255,8 @@ static int ud_set(struct actrack_user_data *ud, const char *name,
 		ret = -E2BIG;
 		if (voff + size > f->record_size)
 			goto out;
-		memcpy(base + off + voff, value, size);
+		if (size)
+			memcpy(base + off + voff, value, size);
 		at_store_release(&f->value_size, (uint16_t)size);
 		ret = 0;
 		goto out;
@@ -275,7 +276,8 @@ static int ud_set(struct actrack_user_data *ud, const char *name,
 	f->record_size = (uint16_t)rs;
 	f->value_size = (uint16_t)size;
 	memcpy(base + used + FIELD_HDR, name, name_size);
-	memcpy(base + used + voff, value, size);
+	if (size)	/* an empty value may come without a buffer */
+		memcpy(base + used + voff, value, size);
 	at_store_release(&f->type, type);
 	at_store_release(&ud->used, used + rs);
 	if (ud_indexed(ud))
