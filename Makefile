@@ -92,10 +92,10 @@ $(O)/actrack: $(CLI_OBJS) $(LIBA)
 # The kselftest harness trips -Wsign-compare, -Wformat-nonliteral, -Wempty-body
 # and -Wmisleading-indentation in its own macros: relaxed for tests only.
 $(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
-		selftests/actrack/harness/kselftest_harness.h \
+		selftests/actrack/test_harness.h \
 		$(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iselftests/actrack/harness -isystem $(KSELFTEST) \
+	$(CC) $(CFLAGS) -isystem $(KSELFTEST) \
 		-Wno-missing-prototypes -Wno-shadow \
 		-Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-format-nonliteral -Wno-empty-body \
@@ -157,7 +157,7 @@ check: all
 
 # The host tests again under ThreadSanitizer (clang), with the suppressions
 # of selftests/actrack/tsan.supp; the stress_* tests are among them.
-# Per test 900 s (selftests/actrack/harness/), per binary
+# Per test 900 s (selftests/actrack/test_harness.h), per binary
 # ACTRACK_TEST_TIMEOUT.
 # As for ASan in run-tests, the fatal signals that tests provoke on purpose
 # must kill (handle_*=0), not end in TSan's own report.

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "guarded_arena.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define TEST_SIZE	(256U * 1024)
 

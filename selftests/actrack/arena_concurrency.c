@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "guarded_arena.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define ARENA_SIZE	(4U * 1024 * 1024)
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "guarded_arena.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define SMALL		ACTRACK_ARENA_MIN_SIZE
 #define ROUNDS		20000

@@ -8,7 +8,7 @@
  * leaving a record of its own, and never touches a saved image.
  */
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define RUN(r, ...)							\
 	do {								\

@@ -4,7 +4,7 @@
  * output of dump, dump --pid, ps and stats compared as text.
  */
 #include "cli_golden.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define NOW_ARG "--now=1060000000000"
 

@@ -6,7 +6,7 @@
  * manual page for every command, --version names the ABI.
  */
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 /* Exactly one line, starting "actrack: ". */
 static bool one_line(const char *s)

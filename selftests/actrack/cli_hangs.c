@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 /* Show the CLI's output when a check of this test has failed. */
 #define LOG_ON_FAILURE(r)						\

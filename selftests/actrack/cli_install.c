@@ -9,7 +9,7 @@
 #include <ftw.h>
 #include <libgen.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 /* The source tree and build directory of this binary, from its path:
  * SRC/BUILD/selftests/cli_install with SRC holding the Makefile. */

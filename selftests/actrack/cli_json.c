@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #ifndef ACTRACK_SCHEMA_FILE
 #define ACTRACK_SCHEMA_FILE "docs/json-schema.json"

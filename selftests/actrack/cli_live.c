@@ -6,7 +6,7 @@
  * dump is identical.
  */
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static int the_lock;
 

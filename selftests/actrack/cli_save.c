@@ -15,7 +15,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static uint64_t mono_ns(void)
 {

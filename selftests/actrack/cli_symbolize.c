@@ -11,7 +11,7 @@
  */
 #include <sys/prctl.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define LOG_ON_FAILURE(r)						\
 	do {								\

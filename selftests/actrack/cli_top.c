@@ -6,7 +6,7 @@
  * after it stay where the header puts them.
  */
 #include "cli_golden.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define RUN(r, ...)							\
 	do {								\

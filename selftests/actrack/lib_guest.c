@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include "actrack.h"
 #include "internal.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define PUSHES	200000
 

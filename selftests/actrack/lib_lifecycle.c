@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include "actrack.h"
 #include "arena.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static char arena_path[256];
 

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include "actrack.h"
 #include "arena.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 /* The harness runs each TEST in a child: one arena file per test. */
 static void attach_fresh(struct __test_metadata *_metadata, const char *tag,

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "internal.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static void attach_fresh(struct __test_metadata *_metadata, const char *tag)
 {

@@ -19,7 +19,7 @@
 
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #pragma GCC diagnostic ignored "-Wsign-compare"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 #include "internal.h"
 
 #define NR_WORKERS 3

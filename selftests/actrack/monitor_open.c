@@ -12,7 +12,7 @@
 
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #pragma GCC diagnostic ignored "-Wsign-compare"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 #include "actrack.h"
 
 static bool in_vm(void)

@@ -17,7 +17,7 @@
  * our unsigned fields: silence exactly that, for gcc and clang. */
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #pragma GCC diagnostic ignored "-Wsign-compare"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 #include "internal.h"
 
 #define BUF_SIZE (1024 * 1024)

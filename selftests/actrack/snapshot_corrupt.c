@@ -7,7 +7,7 @@
  * writes to what it reads.
  */
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define SIZE	ACTRACK_ARENA_MIN_SIZE
 #define PID	4242

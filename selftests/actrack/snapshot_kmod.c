@@ -8,7 +8,7 @@
  */
 #include <time.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static int the_lock;
 

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static int nr_messages;
 

@@ -8,7 +8,7 @@
 #include <gnu/libc-version.h>
 #include <link.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 struct own_id {
 	uint8_t id[ACTRACK_BUILD_ID_MAX];

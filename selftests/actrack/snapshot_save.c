@@ -11,7 +11,7 @@
 #include <libgen.h>
 #include <time.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static int the_lock;
 

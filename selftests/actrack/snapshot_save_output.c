@@ -17,7 +17,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define SRC_SIZE	ACTRACK_ARENA_MIN_SIZE
 

@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <time.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define LEVELS		3
 #define RUN_NS		1500000000ULL

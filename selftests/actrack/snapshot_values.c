@@ -5,7 +5,7 @@
  * another process; the process record (phase, cmdline, parent) too.
  */
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 static const uint8_t raw_value[5] = { 0x00, 0x01, 0x7f, 0x80, 0xff };
 static const char ref_string[] = "referenced string";

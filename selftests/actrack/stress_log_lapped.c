@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 #include "internal.h"
 
 static const char stalled_text[] = "stalled writer's message, whole";

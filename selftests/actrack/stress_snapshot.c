@@ -22,7 +22,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include "snapshot_helpers.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define WRITERS		3
 #define READERS		2

@@ -32,7 +32,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "actrack.h"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 
 #define READERS	2
 

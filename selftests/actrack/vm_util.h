@@ -36,7 +36,7 @@
  * our unsigned fields. */
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #pragma GCC diagnostic ignored "-Wsign-compare"
-#include "kselftest_harness.h"
+#include "test_harness.h"
 #include "actrack.h"
 #include "arena.h"
 
