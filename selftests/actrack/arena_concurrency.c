@@ -650,21 +650,25 @@ struct aba_ctx {
 	__u64 damaged, lost, unfreed, created, cleaned;
 };
 
-/* A published tracker, written through the pointer the allocator gave. */
+/*
+ * A published tracker, allocated owner-first as the library does (a
+ * cleaner may read the owner fields from the moment the type is live) and
+ * written through the pointer the allocator gave.
+ */
 static __u32 aba_thread(struct actrack_arena *a, __u32 pid, __u32 *id,
 			struct actrack_thread **out)
 {
+	const struct actrack_owner owner = {
+		.pid = pid, .tid = pid, .start_ticks = pid,
+	};
 	struct actrack_thread *th;
 	void *p;
-	__u32 ref = actrack_arena_alloc_payload(a, ACTRACK_TYPE_THREAD,
-						sizeof(*th) + 2 * 64, &p);
+	__u32 ref = actrack_arena_alloc_owned(a, ACTRACK_TYPE_THREAD,
+					      sizeof(*th) + 2 * 64, &owner, &p);
 
 	if (!ref)
 		return 0;
 	th = p;
-	th->owner.pid = pid;
-	th->owner.tid = pid;
-	th->owner.start_ticks = pid;
 	th->slot_count = 2;
 	memset(th->name, 'a' + pid, sizeof(th->name) - 1);
 	*id = actrack_arena_new_data_id(a);
@@ -890,16 +894,7 @@ TEST(copy_user_data_while_values_change)
  * Not under ThreadSanitizer: its runtime runs inside our SIGSEGV handler
  * with the trap flag set and touches the protected pages itself.
  */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN	1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN	1
-#endif
-
-#if defined(__x86_64__) && !defined(UNDER_TSAN)
+#if defined(__x86_64__) && !defined(ACTRACK_UNDER_TSAN)
 #define HAVE_WATCH	1
 #define TRAP_FLAG	0x100
 

@@ -20,4 +20,14 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT	ACTRACK_TEST_TIMEOUT_DEFAULT
 
+/* ACTRACK_UNDER_TSAN: built with -fsanitize=thread (clang or gcc). */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ACTRACK_UNDER_TSAN	1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(ACTRACK_UNDER_TSAN)
+#define ACTRACK_UNDER_TSAN	1
+#endif
+
 #endif /* ACTRACK_TEST_HARNESS_H */
