@@ -67,8 +67,13 @@ int cmd_collect(int argc, char **argv)
 		return 1;
 	}
 	printf("collected %u exited process%s (%u record%s); %u running "
-	       "process%s kept\n", st.dead, st.dead == 1 ? "" : "es",
+	       "process%s kept", st.dead, st.dead == 1 ? "" : "es",
 	       st.records_freed, st.records_freed == 1 ? "" : "s", st.alive,
 	       st.alive == 1 ? "" : "es");
+	/* Their liveness cannot be read from this namespace's /proc. */
+	if (st.foreign)
+		printf("; %u process%s of another pid namespace kept",
+		       st.foreign, st.foreign == 1 ? "" : "es");
+	putchar('\n');
 	return ferror(stdout) ? 1 : 0;
 }

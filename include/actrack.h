@@ -410,8 +410,9 @@ ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status);
 
 /**
  * actrack_collect_garbage() - free records of every (pid, start_ticks) that
- * no longer names a live process (file arenas).  Return: records freed or
- * -errno.
+ * no longer names a live process (file arenas).  Owners of another pid
+ * namespace are kept: this one's /proc cannot tell whether they live.
+ * Return: records freed or -errno.
  */
 ACTRACK_API int actrack_collect_garbage(void);
 
@@ -444,6 +445,7 @@ struct actrack_snap_activity {
 
 struct actrack_snap_thread {
 	uint32_t pid, tid;
+	uint32_t pid_ns;		/* pid namespace inode (0: unknown) */
 	uint64_t start_ticks;
 	char name[32];
 	uint64_t start_time_ns;
@@ -472,6 +474,7 @@ struct actrack_snap_module {
 
 struct actrack_snap_process {
 	uint32_t pid;
+	uint32_t pid_ns;		/* pid namespace inode (0: unknown) */
 	uint64_t start_ticks;
 	bool has_record;		/* false: threads only, no process record */
 	uint32_t phase, parent_pid;
@@ -535,6 +538,7 @@ struct actrack_collect_stats {
 	uint32_t alive;		/* processes still running: kept */
 	uint32_t dead;		/* exited processes whose records were freed */
 	uint32_t records_freed;
+	uint32_t foreign;	/* of another pid namespace: kept, not judged */
 };
 
 /*

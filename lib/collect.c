@@ -7,73 +7,96 @@
  * `actrack ps` right after would list a dead "actrack collect").  This maps
  * the named arena writable without registering anything in it.
  *
- * The rule is actrack_collect_garbage()'s: an owner (pid, start_ticks)
- * whose pid no longer exists, or now has another start time, is dead and
- * its records are freed; the same pid with the same start time is alive,
- * however long ago it started.  The walk duplicates the one in
- * lib/lifecycle.c (another branch's file when this was written):
- * actrack_collect_garbage() should call collect_arena() once both are in.
+ * The rule, shared with actrack_collect_garbage() (which calls
+ * __actrack_collect_dead() on the caller's own arena): an owner
+ * (pid, start_ticks) whose pid no longer exists, or now has another start
+ * time, is dead and its records are freed; the same pid with the same
+ * start time is alive, however long ago it started.  Only owners of the
+ * collector's own pid namespace can be judged that way: /proc here says
+ * nothing about pid 7 of a container, so those are kept and counted as
+ * foreign.  Owners that recorded no namespace (0) are judged as local.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "internal.h"
 
-struct owner_key {
-	uint32_t pid;
-	uint64_t start_ticks;
-};
-
 static int cmp_owner(const void *x, const void *y)
 {
-	const struct owner_key *a = x, *b = y;
+	const struct actrack_owner_key *a = x, *b = y;
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
+	if (a->pid_ns != b->pid_ns)
+		return a->pid_ns < b->pid_ns ? -1 : 1;
 	if (a->start_ticks != b->start_ticks)
 		return a->start_ticks < b->start_ticks ? -1 : 1;
 	return 0;
 }
 
-static int collect_arena(struct actrack_arena *a,
-			 struct actrack_collect_stats *st)
+/*
+ * The owners of @a's published records, sorted, duplicates included.
+ * Acquire pairs with __actrack_publish_owner()'s release: the owner fields
+ * read next are the published ones.  The block may be freed or reused by
+ * another thread meanwhile: single loads, and a changed data_id means skip.
+ */
+static uint32_t list_owners(struct actrack_arena *a,
+			    struct actrack_owner_key *keys, uint32_t max)
 {
 	struct actrack_arena_iter it;
-	struct owner_key *keys;
-	uint32_t ref, type, max, n = 0;
+	uint32_t ref, type, id, n = 0;
 
-	max = actrack_arena_max_blocks(a);	/* <= 4 Mi: no overflow */
-	keys = malloc((max ? max : 1) * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
 	actrack_arena_iter_init(&it, a);
-	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type)) &&
-	       n < max) {
+	while (n < max &&
+	       (ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
 		struct actrack_owner *o;
 
 		if (!actrack_arena_is_owned_type(type))
 			continue;
 		o = actrack_arena_get(a, ref, type, sizeof(*o));
-		if (!o || !at_load(&o->data_id) || !o->pid)
+		if (!o || !(id = at_load_acquire(&o->data_id)))
 			continue;
-		keys[n].pid = o->pid;
-		keys[n].start_ticks = o->start_ticks;
+		keys[n].pid = at_load(&o->pid);
+		keys[n].pid_ns = at_load(&o->pid_ns);
+		keys[n].start_ticks = at_load(&o->start_ticks);
+		at_fence_acquire();
+		if (!keys[n].pid || at_load(&o->data_id) != id)
+			continue;
 		n++;
 	}
 	qsort(keys, n, sizeof(*keys), cmp_owner);
+	return n;
+}
+
+int __actrack_collect_dead(struct actrack_arena *a,
+			   struct actrack_collect_stats *st)
+{
+	uint32_t self_ns = __actrack_pid_ns_of("self"), max, n;
+	struct actrack_owner_key *keys;
+
+	memset(st, 0, sizeof(*st));
+	max = actrack_arena_max_blocks(a);	/* <= 4 Mi: no overflow */
+	keys = malloc((max ? max : 1) * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	n = list_owners(a, keys, max);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t live;
 		int freed;
 
 		if (i && !cmp_owner(&keys[i], &keys[i - 1]))
 			continue;
+		if (keys[i].pid_ns && self_ns && keys[i].pid_ns != self_ns) {
+			st->foreign++;
+			continue;
+		}
 		if (!actrack_read_start_ticks((pid_t)keys[i].pid, &live) &&
 		    live == keys[i].start_ticks) {
 			st->alive++;
 			continue;
 		}
-		freed = actrack_arena_free_owner(a, keys[i].pid,
-						 keys[i].start_ticks, 0);
+		freed = actrack_arena_free_owned_by(a, &keys[i], NULL, NULL);
 		if (freed > 0) {
 			st->dead++;
 			st->records_freed += (uint32_t)freed;
@@ -119,7 +142,7 @@ ACTRACK_API int actrack_arena_collect(const char *path, uint32_t flags,
 		ret = -EROFS;
 		goto out;
 	}
-	ret = collect_arena(&m.arena, &local);
+	ret = __actrack_collect_dead(&m.arena, &local);
 	if (!ret && st)
 		*st = local;
 out:

@@ -56,6 +56,9 @@ __actrack_hidden void __actrack_read_boot_id(uint8_t id[16]);
 __actrack_hidden void __actrack_default_path(char *buf, size_t len);
 /* Inode number of /proc/@who/ns/pid ("self" or a pid), 0 if unknown. */
 __actrack_hidden uint32_t __actrack_pid_ns_of(const char *who);
+/* Free the records of every dead owner of @a's (lib/collect.c: the rule). */
+__actrack_hidden int __actrack_collect_dead(struct actrack_arena *a,
+					    struct actrack_collect_stats *st);
 
 /* Time (lib/clock.c). */
 __actrack_hidden uint64_t __actrack_mono_ns(void);

@@ -188,72 +188,14 @@ ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status)
 	return actrack_arena_free_owner(a, (uint32_t)pid, ticks, 0);
 }
 
-struct owner_key {
-	uint32_t pid;
-	uint64_t start_ticks;
-};
-
-static int cmp_owner(const void *x, const void *y)
-{
-	const struct owner_key *a = x, *b = y;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->start_ticks != b->start_ticks)
-		return a->start_ticks < b->start_ticks ? -1 : 1;
-	return 0;
-}
-
 ACTRACK_API int actrack_collect_garbage(void)
 {
-	struct actrack_arena *a = __actrack_arena();
-	struct actrack_arena_iter it;
-	struct owner_key *keys;
-	uint32_t ref, type, max, n = 0;
-	int freed = 0, ret;
+	struct actrack_collect_stats st;
+	int ret;
 
 	ret = __actrack_ensure_attached();
 	if (ret)
 		return ret;
-	max = actrack_arena_max_blocks(a);	/* <= 4 Mi: no overflow */
-	keys = malloc((max ? max : 1) * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	actrack_arena_iter_init(&it, a);
-	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type)) &&
-	       n < max) {
-		struct actrack_owner *o;
-		uint32_t id;
-
-		if (!actrack_arena_is_owned_type(type))
-			continue;
-		o = actrack_arena_get(a, ref, type, sizeof(*o));
-		/* Acquire pairs with __actrack_publish_owner()'s release:
-		 * the owner fields read next are the published ones.  The
-		 * block may be freed or reused by another thread meanwhile:
-		 * single atomic loads, and a changed data_id means skip. */
-		if (!o || !(id = at_load_acquire(&o->data_id)))
-			continue;
-		keys[n].pid = at_load(&o->pid);
-		keys[n].start_ticks = at_load(&o->start_ticks);
-		at_fence_acquire();
-		if (!keys[n].pid || at_load(&o->data_id) != id)
-			continue;
-		n++;
-	}
-	qsort(keys, n, sizeof(*keys), cmp_owner);
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t live;
-
-		if (i && !cmp_owner(&keys[i], &keys[i - 1]))
-			continue;
-		/* Same pid, same start: alive.  Anything else: dead owner. */
-		if (!actrack_read_start_ticks((pid_t)keys[i].pid, &live) &&
-		    live == keys[i].start_ticks)
-			continue;
-		freed += actrack_arena_free_owner(a, keys[i].pid,
-						  keys[i].start_ticks, 0);
-	}
-	free(keys);
-	return freed;
+	ret = __actrack_collect_dead(__actrack_arena(), &st);
+	return ret ? ret : (int)st.records_freed;
 }

@@ -12,9 +12,10 @@
  * check are skipped and reported through the corrupt flag; threads that
  * keep changing under us are reported as torn, never as mixed data.
  *
- * Grouping: records are keyed by (pid, start_ticks), the owner identity
- * that survives PID reuse, so two generations of one pid show up as two
- * processes.  Everything is first copied into flat lists, then sorted and
+ * Grouping: records are keyed by (pid, pid_ns, start_ticks), the owner
+ * identity that survives PID reuse, so two generations of one pid show up
+ * as two processes, and so do two processes of one uid that have the same
+ * pid in two pid namespaces.  Everything is first copied into flat lists, then sorted and
  * grouped: O(n log n) however many records a big arena holds.
  */
 #include <errno.h>
@@ -24,8 +25,15 @@
 
 struct snap_key {
 	uint32_t pid;
+	uint32_t pid_ns;
 	uint64_t start_ticks;
 };
+
+/* The key of a copied owner (plain loads: the copy is ours). */
+static struct snap_key owner_key(const struct actrack_owner *o)
+{
+	return (struct snap_key){ o->pid, o->pid_ns, o->start_ticks };
+}
 
 struct proc_item {
 	struct snap_key key;
@@ -83,6 +91,8 @@ static int key_cmp(const struct snap_key *x, const struct snap_key *y)
 {
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (x->pid_ns != y->pid_ns)
+		return x->pid_ns < y->pid_ns ? -1 : 1;
 	if (x->start_ticks != y->start_ticks)
 		return x->start_ticks < y->start_ticks ? -1 : 1;
 	return 0;
@@ -125,24 +135,25 @@ static void collect_free(struct collect *c)
  * process (or thread), whose values must not be shown as ours.
  */
 static bool user_data_owned_by(struct actrack_arena *a, uint32_t ref,
-			       uint32_t pid, uint64_t start_ticks)
+			       const struct snap_key *k)
 {
 	struct actrack_user_data *ud;
 
 	ud = actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
 	if (!ud || !at_load_acquire(&ud->owner.data_id))
 		return false;
-	return at_load(&ud->owner.pid) == pid &&
-	       at_load(&ud->owner.start_ticks) == start_ticks;
+	return at_load(&ud->owner.pid) == k->pid &&
+	       at_load(&ud->owner.pid_ns) == k->pid_ns &&
+	       at_load(&ud->owner.start_ticks) == k->start_ticks;
 }
 
 /*
- * Values of the user data block @ref owned by (@pid, @start_ticks).
+ * Values of the user data block @ref owned by @k.
  * Only -ENOMEM is fatal; a block that is gone, torn or bad just has no
  * values (bad ones mark the snapshot corrupt).
  */
-static int read_values(struct collect *c, uint32_t ref, uint32_t pid,
-		       uint64_t start_ticks, struct actrack_value **out,
+static int read_values(struct collect *c, uint32_t ref,
+		       const struct snap_key *k, struct actrack_value **out,
 		       uint32_t *nr)
 {
 	int ret;
@@ -151,7 +162,7 @@ static int read_values(struct collect *c, uint32_t ref, uint32_t pid,
 	*nr = 0;
 	if (!ref)
 		return 0;
-	if (!user_data_owned_by(c->a, ref, pid, start_ticks))
+	if (!user_data_owned_by(c->a, ref, k))
 		return 0;
 	ret = __actrack_read_values(c->a, ref, out, nr);
 	if (ret == -ENOMEM)
@@ -183,7 +194,7 @@ static int collect_process(struct collect *c, uint32_t ref)
 	it = vec_push(&c->procs, sizeof(*it));
 	if (!it)
 		return -ENOMEM;
-	it->key = (struct snap_key){ rec.owner.pid, rec.owner.start_ticks };
+	it->key = owner_key(&rec.owner);
 	it->rec = rec;
 	return 0;
 }
@@ -204,6 +215,7 @@ static int torn_thread(struct collect *c, uint32_t ref,
 		return -ENOENT;
 	t->pid = at_load(&live->owner.pid);
 	t->tid = at_load(&live->owner.tid);
+	t->pid_ns = at_load(&live->owner.pid_ns);
 	t->start_ticks = at_load(&live->owner.start_ticks);
 	for (size_t i = 0; i < sizeof(t->name) - 1; i++)
 		t->name[i] = at_load(&live->name[i]);
@@ -221,6 +233,7 @@ static int collect_thread(struct collect *c, uint32_t ref)
 {
 	struct actrack_thread_copy *tc = c->tc;
 	struct actrack_snap_thread t;
+	struct snap_key tkey;
 	uint32_t nr;
 	int ret;
 
@@ -246,6 +259,7 @@ static int collect_thread(struct collect *c, uint32_t ref)
 
 	t.pid = tc->hdr.owner.pid;
 	t.tid = tc->hdr.owner.tid;
+	t.pid_ns = tc->hdr.owner.pid_ns;
 	t.start_ticks = tc->hdr.owner.start_ticks;
 	memcpy(t.name, tc->hdr.name, sizeof(t.name) - 1);
 	t.start_time_ns = tc->hdr.start_time_ns;
@@ -274,6 +288,7 @@ static int collect_thread(struct collect *c, uint32_t ref)
 			return -ENOMEM;
 		t.nr_activities = nr;
 	}
+	tkey = owner_key(&tc->hdr.owner);
 	for (uint32_t i = 0; i < nr; i++) {
 		struct actrack_snap_activity *sa = &t.activities[i];
 
@@ -284,8 +299,8 @@ static int collect_thread(struct collect *c, uint32_t ref)
 		 * the newer activity in the same slot; the owner check still
 		 * guarantees they are this thread's.
 		 */
-		ret = read_values(c, sa->a.user_data, t.pid, t.start_ticks,
-				  &sa->values, &sa->nr_values);
+		ret = read_values(c, sa->a.user_data, &tkey, &sa->values,
+				  &sa->nr_values);
 		if (ret) {
 			free_thread(&t);
 			return ret;
@@ -348,6 +363,7 @@ static int collect_log(struct collect *c, uint32_t ref)
 	if (!id)
 		return 0;
 	key.pid = at_load(&l->owner.pid);
+	key.pid_ns = at_load(&l->owner.pid_ns);
 	key.start_ticks = at_load(&l->owner.start_ticks);
 	cap = at_load(&l->capacity);
 	max = (payload - (uint32_t)sizeof(*l)) /
@@ -454,7 +470,7 @@ static int collect_module(struct collect *c, uint32_t ref)
 	it = vec_push(&c->modules, sizeof(*it));
 	if (!it)
 		return -ENOMEM;
-	it->key = (struct snap_key){ rec.owner.pid, rec.owner.start_ticks };
+	it->key = owner_key(&rec.owner);
 	__actrack_snap_module(&it->mod, &rec);
 	return 0;
 }
@@ -569,6 +585,7 @@ static struct actrack_snap_process *find_proc(struct actrack_snapshot *s,
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		struct snap_key k = { s->processes[mid].pid,
+				      s->processes[mid].pid_ns,
 				      s->processes[mid].start_ticks };
 		int r = key_cmp(key, &k);
 
@@ -600,7 +617,8 @@ static int make_processes(struct collect *c, struct actrack_snapshot *s)
 		struct actrack_snap_thread *t =
 			&((struct actrack_snap_thread *)c->threads.v)[i];
 
-		keys[n++] = (struct snap_key){ t->pid, t->start_ticks };
+		keys[n++] = (struct snap_key){ t->pid, t->pid_ns,
+					       t->start_ticks };
 	}
 	for (uint32_t i = 0; i < c->logs.nr; i++)
 		keys[n++] = ((struct log_item *)c->logs.v)[i].key;
@@ -619,6 +637,7 @@ static int make_processes(struct collect *c, struct actrack_snapshot *s)
 	s->nr_processes = u;
 	for (uint32_t i = 0; i < u; i++) {
 		s->processes[i].pid = keys[i].pid;
+		s->processes[i].pid_ns = keys[i].pid_ns;
 		s->processes[i].start_ticks = keys[i].start_ticks;
 	}
 	free(keys);
@@ -634,7 +653,7 @@ static int fill_records(struct collect *c, struct actrack_snapshot *s)
 		const struct actrack_process *rec = &procs[i].rec;
 		int ret;
 
-		/* A second record for one (pid, start_ticks) is a writer bug
+		/* A second record for one owner is a writer bug
 		 * or a forgery; the first one wins. */
 		if (!p || p->has_record)
 			continue;
@@ -644,7 +663,7 @@ static int fill_records(struct collect *c, struct actrack_snapshot *s)
 		p->launch_time_ns = rec->launch_time_ns;
 		__actrack_join_cmdline(p->cmdline, rec->cmdline,
 				       rec->cmdline_size);
-		ret = read_values(c, rec->user_data, p->pid, p->start_ticks,
+		ret = read_values(c, rec->user_data, &procs[i].key,
 				  &p->values, &p->nr_values);
 		if (ret)
 			return ret;
@@ -657,7 +676,8 @@ static int fill_threads(struct collect *c, struct actrack_snapshot *s)
 	struct actrack_snap_thread *threads = c->threads.v;
 
 	for (uint32_t i = 0; i < c->threads.nr; i++) {
-		struct snap_key k = { threads[i].pid, threads[i].start_ticks };
+		struct snap_key k = { threads[i].pid, threads[i].pid_ns,
+				      threads[i].start_ticks };
 
 		find_proc(s, &k)->nr_threads++;
 	}
@@ -673,7 +693,8 @@ static int fill_threads(struct collect *c, struct actrack_snapshot *s)
 	}
 	/* Ownership of each thread's activities moves to its process. */
 	for (uint32_t i = 0; i < c->threads.nr; i++) {
-		struct snap_key k = { threads[i].pid, threads[i].start_ticks };
+		struct snap_key k = { threads[i].pid, threads[i].pid_ns,
+				      threads[i].start_ticks };
 		struct actrack_snap_process *p = find_proc(s, &k);
 
 		p->threads[p->nr_threads++] = threads[i];
@@ -764,6 +785,7 @@ int __actrack_snapshot_arena(struct actrack_arena *a,
 			     struct actrack_snapshot **out)
 {
 	struct actrack_snapshot *s;
+	static const struct snap_key global_key;	/* pid 0: nobody's */
 	struct collect c;
 	int ret;
 
@@ -797,7 +819,7 @@ int __actrack_snapshot_arena(struct actrack_arena *a,
 	if (!ret)
 		ret = fill_logs_modules(&c, s);
 	if (!ret && s->header.global_data)
-		ret = read_values(&c, s->header.global_data, 0, 0,
+		ret = read_values(&c, s->header.global_data, &global_key,
 				  &s->global_values, &s->nr_global_values);
 	if (ret)
 		goto err;
