@@ -33,9 +33,35 @@ void __actrack_unmap(struct actrack_map *m)
 	map_reset(m);
 }
 
-void __actrack_default_path(char *buf, size_t len)
+/*
+ * The one order in which the library picks its arena, for attaching
+ * (actrack_init()), reading (actrack_snapshot_take(NULL, 0)) and
+ * collecting (actrack_arena_collect(NULL, 0)).  $ACTRACK_ARENA is read with
+ * secure_getenv(): whoever runs a setuid or setgid program must not choose
+ * the file it writes or reads.
+ */
+enum actrack_backend __actrack_select_arena(const char *forced, bool no_module,
+					    char def[ACTRACK__DEFAULT_PATH_LEN],
+					    const char **path)
 {
-	snprintf(buf, len, "/dev/shm/actrack-%u", (unsigned int)getuid());
+	const char *env = secure_getenv(ACTRACK_ENV_ARENA);
+
+	if (forced) {
+		*path = forced;
+		return ACTRACK_BACKEND_FILE;
+	}
+	if (env && *env) {
+		*path = env;
+		return ACTRACK_BACKEND_FILE;
+	}
+	if (!no_module && access(ACTRACK_DEVICE_PATH, F_OK) == 0) {
+		*path = ACTRACK_DEVICE_PATH;
+		return ACTRACK_BACKEND_MODULE;
+	}
+	snprintf(def, ACTRACK__DEFAULT_PATH_LEN, "/dev/shm/actrack-%u",
+		 (unsigned int)getuid());
+	*path = def;
+	return ACTRACK_BACKEND_FILE;
 }
 
 void __actrack_read_boot_id(uint8_t id[16])
@@ -292,24 +318,17 @@ int __actrack_map_reader(const char *path, uint32_t flags,
 	}
 	if (path)
 		return -EINVAL;
-	return __actrack_map_default(false, false, 0, m);
+	return __actrack_map_default(NULL, false, false, 0, m);
 }
 
-int __actrack_map_default(bool writable, bool no_module, uint32_t create_size,
-			  struct actrack_map *m)
+int __actrack_map_default(const char *forced, bool writable, bool no_module,
+			  uint32_t create_size, struct actrack_map *m)
 {
-	/*
-	 * Not in a setuid/setgid program (or one with file capabilities):
-	 * whoever ran it must not choose the file it writes or reads.
-	 */
-	const char *env = secure_getenv(ACTRACK_ENV_ARENA);
-	char path[256];
+	char def[ACTRACK__DEFAULT_PATH_LEN];
+	const char *path;
 
-	if (env && *env)
-		return __actrack_map_file(env, writable, writable, create_size,
-					  m);
-	if (!no_module && access(ACTRACK_DEVICE_PATH, F_OK) == 0)
+	if (__actrack_select_arena(forced, no_module, def, &path) ==
+	    ACTRACK_BACKEND_MODULE)
 		return __actrack_map_module(writable, -1, m);
-	__actrack_default_path(path, sizeof(path));
 	return __actrack_map_file(path, writable, writable, create_size, m);
 }

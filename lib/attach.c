@@ -235,13 +235,10 @@ static int attach_locked(const struct actrack_opts *opts)
 
 	p->attach_attempts++;
 	if (!p->mapped) {
-		if (opts && opts->arena_path)
-			ret = __actrack_map_file(opts->arena_path, true, true,
-						 size, &p->map);
-		else
-			ret = __actrack_map_default(true, opts &&
-				(opts->flags & ACTRACK_INIT_NO_MODULE), size,
-				&p->map);
+		ret = __actrack_map_default(opts ? opts->arena_path : NULL,
+					    true, opts &&
+					    (opts->flags & ACTRACK_INIT_NO_MODULE),
+					    size, &p->map);
 		if (ret)
 			return ret;
 		p->mapped = true;
