@@ -61,8 +61,10 @@ __actrack_hidden void __actrack_unmap(struct actrack_map *m);
 __actrack_hidden enum actrack_backend
 __actrack_select_arena(const char *forced, bool no_module,
 		       char def[ACTRACK__DEFAULT_PATH_LEN], const char **path);
-/* The 16 bytes of /proc/sys/kernel/random/boot_id (zeros if unreadable). */
-__actrack_hidden void __actrack_read_boot_id(uint8_t id[16]);
+/* @n bytes of /proc/sys/kernel/random/boot_id ("%pU", then at most a
+ * newline) -> @id.  Return: 0, or -EBADMSG and zeros. */
+__actrack_hidden int __actrack_parse_boot_id(const char *text, size_t n,
+					     uint8_t id[16]);
 /* Inode number of /proc/@who/ns/pid ("self" or a pid), 0 if unknown. */
 __actrack_hidden uint32_t __actrack_pid_ns_of(const char *who);
 
