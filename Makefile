@@ -32,7 +32,7 @@ WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -Wundef \
 	    -Wformat=2 -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE \
-	    -Iinclude -Iinclude/uapi -Iarena -Ilib
+	    -Iinclude -Iinclude/uapi
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
@@ -56,6 +56,11 @@ BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCHES  := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
 EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
+
+# Per-directory include paths, as liburing's: the private headers (arena/,
+# lib/) are for the library and for the tests of its internals; the CLI,
+# examples and benchmarks see only what `make install` installs.
+$(LIB_OBJS) $(TESTS): CFLAGS += -Iarena -Ilib
 
 LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1

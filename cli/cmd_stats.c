@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* actrack stats: how full the arena is, and the module's counters. */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include "cli.h"
 
@@ -101,13 +102,16 @@ int cmd_stats(int argc, char **argv)
 {
 	struct actrack_snapshot *s;
 	uint32_t threads = 0, size;
+	char path[PATH_MAX];
 	int ret;
 
 	ret = cli_simple_args(argc, argv, stats_help, 0, 0);
 	if (ret >= 0)
 		return ret;
 	/* No arena with the module: nothing tracked now, counters still. */
-	if (!cli.arena && !strcmp(cli_arena_name(), ACTRACK_DEVICE_PATH) &&
+	if (!cli.arena &&
+	    actrack_arena_path(NULL, path, sizeof(path)) ==
+	    ACTRACK_BACKEND_MODULE &&
 	    actrack_snapshot_take(NULL, 0, &s) == -ENOENT) {
 		printf("arena:     %s (none: no tracked process is alive)\n",
 		       ACTRACK_DEVICE_PATH);

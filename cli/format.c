@@ -11,6 +11,7 @@
 #include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cli.h"
-#include "internal.h"	/* __actrack_read_boot_id: the CLI links libactrack statically */
 
 void cli_error(const char *what, int err)
 {
@@ -61,19 +61,13 @@ int cli_no_such_pid(uint32_t pid)
 
 const char *cli_arena_name(void)
 {
-	static char buf[64];
-	const char *env;
+	static char buf[PATH_MAX];
 
 	if (cli.arena)
 		return cli.arena;
-	/* The library's own order: $ACTRACK_ARENA, the module, the file. */
-	env = getenv(ACTRACK_ENV_ARENA);
-	if (env && *env)
-		return env;
-	if (access(ACTRACK_DEVICE_PATH, F_OK) == 0)
-		return ACTRACK_DEVICE_PATH;
-	snprintf(buf, sizeof(buf), "/dev/shm/actrack-%u",
-		 (unsigned int)getuid());
+	/* The arena the library reads when given none. */
+	if (actrack_arena_path(NULL, buf, sizeof(buf)) < 0)
+		return "$" ACTRACK_ENV_ARENA;	/* longer than any path */
 	return buf;
 }
 
@@ -185,8 +179,7 @@ bool cli_same_boot(const struct actrack_snapshot *s)
 	static const uint8_t zero[16];
 	uint8_t id[16];
 
-	__actrack_read_boot_id(id);
-	return memcmp(id, zero, sizeof(zero)) &&
+	return !actrack_boot_id(id) && memcmp(id, zero, sizeof(zero)) &&
 	       !memcmp(s->header.boot_id, id, sizeof(id));
 }
 
@@ -238,9 +231,8 @@ uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
 		*other_boot = false;
 	if (cli.have_now)
 		return cli.now_ns;
-	__actrack_read_boot_id(id);
 	if (!memcmp(s->header.boot_id, zero, sizeof(zero)) ||
-	    !memcmp(id, zero, sizeof(zero)) ||
+	    actrack_boot_id(id) ||
 	    !memcmp(s->header.boot_id, id, sizeof(id)))
 		return s->taken_mono_ns;
 

@@ -55,6 +55,7 @@ $(FUZZ_O)/writers_fuzz: fuzz/writers_fuzz.c $(FUZZ_LIB_OBJS) $(FUZZ_CLI_OBJS)
 		$(FUZZ_LIB_OBJS) $(LIBS) $(CLI_LIBS)
 
 # Seeds: real arenas and death reports made by the library (fuzz/gen_corpus.c).
+$(FUZZ_O)/gen_corpus: CFLAGS += -Iarena -Ilib
 $(FUZZ_O)/gen_corpus: fuzz/gen_corpus.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)

@@ -105,6 +105,24 @@ struct actrack_opts {
 ACTRACK_API int actrack_init(const struct actrack_opts *opts);
 
 /**
+ * actrack_arena_path() - name the arena actrack_init(@opts) would attach
+ * to; with @opts NULL, the one actrack_snapshot_take(NULL, 0),
+ * actrack_arena_save(NULL, 0, ...) and actrack_arena_collect(NULL, 0, ...)
+ * read: @opts->arena_path, else $ACTRACK_ARENA (through secure_getenv()),
+ * else /dev/actrack if it exists (unless ACTRACK_INIT_NO_MODULE), else
+ * /dev/shm/actrack-UID.  The library itself chooses through this same
+ * order.  Opens and creates nothing, so the arena may not exist (yet).
+ * Context: any thread, not a signal handler.
+ * Return: ACTRACK_BACKEND_MODULE or ACTRACK_BACKEND_FILE with the path in
+ * @buf (NUL-terminated), -EINVAL (@buf NULL, bad options as for
+ * actrack_init(), an empty @opts->arena_path), -E2BIG (as for
+ * actrack_init()), -ENAMETOOLONG (the path needs more than @len bytes
+ * with its NUL).
+ */
+ACTRACK_API int actrack_arena_path(const struct actrack_opts *opts,
+				   char *buf, size_t len);
+
+/**
  * actrack_reattach() - leave the arena and attach again, as the process's
  * current uid and environment name it.  A process that drops privileges
  * (setuid(), setresuid()) keeps the old uid's writable arena mapped until
@@ -418,6 +436,18 @@ ACTRACK_API int actrack_collect_garbage(void);
 
 /** actrack_read_start_ticks() - field 22 of /proc/PID/stat. */
 ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks);
+
+/**
+ * actrack_boot_id() - this boot's id, /proc/sys/kernel/random/boot_id, as
+ * the 16 bytes an arena header's boot_id holds.  An arena or image whose
+ * boot_id differs (or is zero: unknown) was written during another boot:
+ * its pids, start ticks and CLOCK_MONOTONIC times name nothing here.
+ * Context: any thread, not a signal handler.
+ * Return: 0, -EINVAL (@id NULL), -EBADMSG (the file holds no UUID), or the
+ * -errno of opening or reading it (-ENOENT without /proc); on failure
+ * @id is all zeros.
+ */
+ACTRACK_API int actrack_boot_id(uint8_t id[16]);
 
 /* ---------------------------------------------------------------------- */
 /* Snapshots (read-only analysis, any process)                             */

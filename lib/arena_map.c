@@ -33,38 +33,102 @@ void __actrack_unmap(struct actrack_map *m)
 	map_reset(m);
 }
 
-void __actrack_default_path(char *buf, size_t len)
+/*
+ * The one order in which the library picks its arena, for attaching
+ * (actrack_init()), reading (actrack_snapshot_take(NULL, 0)), collecting
+ * and naming (actrack_arena_path()).  $ACTRACK_ARENA is read with
+ * secure_getenv(): whoever runs a setuid or setgid program must not choose
+ * the file it writes or reads.
+ */
+enum actrack_backend __actrack_select_arena(const char *forced, bool no_module,
+					    char def[ACTRACK__DEFAULT_PATH_LEN],
+					    const char **path)
 {
-	snprintf(buf, len, "/dev/shm/actrack-%u", (unsigned int)getuid());
+	const char *env = secure_getenv(ACTRACK_ENV_ARENA);
+
+	if (forced) {
+		*path = forced;
+		return ACTRACK_BACKEND_FILE;
+	}
+	if (env && *env) {
+		*path = env;
+		return ACTRACK_BACKEND_FILE;
+	}
+	if (!no_module && access(ACTRACK_DEVICE_PATH, F_OK) == 0) {
+		*path = ACTRACK_DEVICE_PATH;
+		return ACTRACK_BACKEND_MODULE;
+	}
+	snprintf(def, ACTRACK__DEFAULT_PATH_LEN, "/dev/shm/actrack-%u",
+		 (unsigned int)getuid());
+	*path = def;
+	return ACTRACK_BACKEND_FILE;
 }
 
-void __actrack_read_boot_id(uint8_t id[16])
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int __actrack_parse_boot_id(const char *text, size_t n, uint8_t id[16])
+{
+	int hi = -1, k = 0;
+
+	memset(id, 0, 16);
+	/* Exactly what the kernel prints ("%pU"), then at most a newline:
+	 * anything else is not a boot id, and a wrong one would make a
+	 * stale arena look like this boot's. */
+	if (n == 37 && text[36] == '\n')
+		n = 36;
+	if (n != 36)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++) {
+		int v;
+
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (text[i] != '-')
+				goto bad;
+			continue;
+		}
+		v = hex_digit(text[i]);
+		if (v < 0)
+			goto bad;
+		if (hi < 0) {
+			hi = v;
+		} else {
+			id[k++] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	return 0;
+bad:
+	memset(id, 0, 16);
+	return -EBADMSG;
+}
+
+ACTRACK_API int actrack_boot_id(uint8_t id[16])
 {
 	char text[64];
 	ssize_t n;
-	int fd, i = 0;
+	int fd, err;
 
+	if (!id)
+		return -EINVAL;
 	memset(id, 0, 16);
 	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	n = read(fd, text, sizeof(text) - 1);
+		return -errno;
+	n = read(fd, text, sizeof(text));
+	err = errno;
 	close(fd);
-	if (n <= 0)
-		return;
-	text[n] = 0;
-	for (char *p = text; *p && i < 32; p++) {
-		int v;
-
-		if (*p >= '0' && *p <= '9')
-			v = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			v = *p - 'a' + 10;
-		else
-			continue;
-		id[i / 2] |= (__u8)(i % 2 ? v : v << 4);
-		i++;
-	}
+	if (n < 0)
+		return -err;
+	return __actrack_parse_boot_id(text, (size_t)n, id);
 }
 
 /* What a freshly created file arena records about its clocks and owner. */
@@ -81,7 +145,8 @@ static void file_header_template(struct actrack_arena_header *h)
 	clock_gettime(CLOCK_BOOTTIME, &boot);
 	h->boot_time_ns = h->create_real_ns -
 		((uint64_t)boot.tv_sec * 1000000000ULL + (uint64_t)boot.tv_nsec);
-	__actrack_read_boot_id(h->boot_id);
+	/* Zeros when unknown: readers then take no arena for this boot's. */
+	actrack_boot_id(h->boot_id);
 }
 
 /*
@@ -292,24 +357,17 @@ int __actrack_map_reader(const char *path, uint32_t flags,
 	}
 	if (path)
 		return -EINVAL;
-	return __actrack_map_default(false, false, 0, m);
+	return __actrack_map_default(NULL, false, false, 0, m);
 }
 
-int __actrack_map_default(bool writable, bool no_module, uint32_t create_size,
-			  struct actrack_map *m)
+int __actrack_map_default(const char *forced, bool writable, bool no_module,
+			  uint32_t create_size, struct actrack_map *m)
 {
-	/*
-	 * Not in a setuid/setgid program (or one with file capabilities):
-	 * whoever ran it must not choose the file it writes or reads.
-	 */
-	const char *env = secure_getenv(ACTRACK_ENV_ARENA);
-	char path[256];
+	char def[ACTRACK__DEFAULT_PATH_LEN];
+	const char *path;
 
-	if (env && *env)
-		return __actrack_map_file(env, writable, writable, create_size,
-					  m);
-	if (!no_module && access(ACTRACK_DEVICE_PATH, F_OK) == 0)
+	if (__actrack_select_arena(forced, no_module, def, &path) ==
+	    ACTRACK_BACKEND_MODULE)
 		return __actrack_map_module(writable, -1, m);
-	__actrack_default_path(path, sizeof(path));
 	return __actrack_map_file(path, writable, writable, create_size, m);
 }

@@ -235,13 +235,10 @@ static int attach_locked(const struct actrack_opts *opts)
 
 	p->attach_attempts++;
 	if (!p->mapped) {
-		if (opts && opts->arena_path)
-			ret = __actrack_map_file(opts->arena_path, true, true,
-						 size, &p->map);
-		else
-			ret = __actrack_map_default(true, opts &&
-				(opts->flags & ACTRACK_INIT_NO_MODULE), size,
-				&p->map);
+		ret = __actrack_map_default(opts ? opts->arena_path : NULL,
+					    true, opts &&
+					    (opts->flags & ACTRACK_INIT_NO_MODULE),
+					    size, &p->map);
 		if (ret)
 			return ret;
 		p->mapped = true;
@@ -357,23 +354,38 @@ static int copy_opts(struct actrack_opts *dst, const struct actrack_opts *src)
 	return 0;
 }
 
+/* @user (NULL: defaults) copied into @copy and checked: *@opts is @copy,
+ * or NULL.  Return: 0, -EINVAL, -E2BIG. */
+static int check_opts(const struct actrack_opts *user,
+		      struct actrack_opts *copy,
+		      const struct actrack_opts **opts)
+{
+	int ret;
+
+	*opts = NULL;
+	if (!user)
+		return 0;
+	ret = copy_opts(copy, user);
+	if (ret)
+		return ret;
+	if (copy->stack_slots > ACTRACK_THREAD_MAX_SLOTS)
+		return -EINVAL;
+	if (copy->flags & ~(ACTRACK_INIT_NO_MODULE | ACTRACK_INIT_NO_MODULES))
+		return -EINVAL;
+	*opts = copy;
+	return 0;
+}
+
 ACTRACK_API int actrack_init(const struct actrack_opts *user_opts)
 {
 	struct actrack_proc *p = &__actrack_proc;
-	struct actrack_opts copy, *opts = NULL;
-	int ret = 0;
+	const struct actrack_opts *opts;
+	struct actrack_opts copy;
+	int ret;
 
-	if (user_opts) {
-		ret = copy_opts(&copy, user_opts);
-		if (ret)
-			return ret;
-		opts = &copy;
-		if (opts->stack_slots > ACTRACK_THREAD_MAX_SLOTS)
-			return -EINVAL;
-		if (opts->flags & ~(ACTRACK_INIT_NO_MODULE |
-				    ACTRACK_INIT_NO_MODULES))
-			return -EINVAL;
-	}
+	ret = check_opts(user_opts, &copy, &opts);
+	if (ret)
+		return ret;
 	if (__actrack_nesting)
 		return -EDEADLK;
 	__actrack_nesting++;
@@ -394,6 +406,34 @@ ACTRACK_API int actrack_init(const struct actrack_opts *user_opts)
 	}
 	__actrack_unlock();
 	return ret;
+}
+
+ACTRACK_API int actrack_arena_path(const struct actrack_opts *user_opts,
+				   char *buf, size_t len)
+{
+	char def[ACTRACK__DEFAULT_PATH_LEN];
+	const struct actrack_opts *opts;
+	struct actrack_opts copy;
+	enum actrack_backend backend;
+	const char *path;
+	int ret;
+
+	if (!buf)
+		return -EINVAL;
+	ret = check_opts(user_opts, &copy, &opts);
+	if (ret)
+		return ret;
+	/* actrack_init() fails on an empty path: so does naming it. */
+	if (opts && opts->arena_path && !*opts->arena_path)
+		return -EINVAL;
+	backend = __actrack_select_arena(opts ? opts->arena_path : NULL,
+					 opts &&
+					 (opts->flags & ACTRACK_INIT_NO_MODULE),
+					 def, &path);
+	if (strlen(path) >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, path, strlen(path) + 1);
+	return (int)backend;
 }
 
 ACTRACK_API int actrack_reattach(void)

@@ -110,8 +110,8 @@ ACTRACK_API int actrack_arena_collect(const char *path, uint32_t flags,
 				      struct actrack_collect_stats *st)
 {
 	struct actrack_collect_stats local = { 0 };
+	char def[ACTRACK__DEFAULT_PATH_LEN];
 	struct actrack_map m;
-	char def[256];
 	int ret;
 
 	if (flags & ~ACTRACK_SNAP_ARENA_FILE)
@@ -120,21 +120,14 @@ ACTRACK_API int actrack_arena_collect(const char *path, uint32_t flags,
 		return -EINVAL;
 	if (!(flags & ACTRACK_SNAP_ARENA_FILE) && path)
 		return -EINVAL;
-	/* The library's order ($ACTRACK_ARENA, the module, the default
-	 * file), but never creating a file: collecting in an arena nobody
-	 * made is a mistake.  The kernel frees its arena's records itself,
-	 * at each exit. */
-	if (!path) {
-		const char *env = getenv(ACTRACK_ENV_ARENA);
-
-		if (env && *env)
-			path = env;
-		else if (access(ACTRACK_DEVICE_PATH, F_OK) == 0)
-			return -EOPNOTSUPP;
-		else
-			__actrack_default_path(def, sizeof(def));
-	}
-	ret = __actrack_map_file(path ? path : def, true, false, 0, &m);
+	/* The library's arena, but never creating a file: collecting in an
+	 * arena nobody made is a mistake.  The kernel frees its arena's
+	 * records itself, at each exit. */
+	if (!path &&
+	    __actrack_select_arena(NULL, false, def, &path) ==
+	    ACTRACK_BACKEND_MODULE)
+		return -EOPNOTSUPP;
+	ret = __actrack_map_file(path, true, false, 0, &m);
 	if (ret)
 		return ret;
 	/* An image is evidence of one moment: never rewrite it. */

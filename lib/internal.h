@@ -34,26 +34,37 @@ struct actrack_map {
  *  __actrack_map_module:  /dev/actrack (own uid's arena); read-only maps
  *                         open O_RDONLY; with @select_uid >= 0 selects that
  *                         uid's arena (privileged).
- *  __actrack_map_default: $ACTRACK_ARENA, else the module if /dev/actrack
- *                         exists (and !no_module), else the per-uid default
- *                         file /dev/shm/actrack-UID.
+ *  __actrack_map_default: the arena __actrack_select_arena() picks for
+ *                         @forced (may be NULL) and @no_module.
  */
 __actrack_hidden int __actrack_map_file(const char *path, bool writable,
 					bool create, uint32_t create_size,
 					struct actrack_map *m);
 __actrack_hidden int __actrack_map_module(bool writable, long select_uid,
 					  struct actrack_map *m);
-__actrack_hidden int __actrack_map_default(bool writable, bool no_module,
-					   uint32_t create_size,
+__actrack_hidden int __actrack_map_default(const char *forced, bool writable,
+					   bool no_module, uint32_t create_size,
 					   struct actrack_map *m);
 /* __actrack_map_reader: read-only, as the snapshot API's (@path, @flags)
  * name it: a file with ACTRACK_SNAP_ARENA_FILE, else the default arena. */
 __actrack_hidden int __actrack_map_reader(const char *path, uint32_t flags,
 					  struct actrack_map *m);
 __actrack_hidden void __actrack_unmap(struct actrack_map *m);
-/* The 16 bytes of /proc/sys/kernel/random/boot_id (zeros if unreadable). */
-__actrack_hidden void __actrack_read_boot_id(uint8_t id[16]);
-__actrack_hidden void __actrack_default_path(char *buf, size_t len);
+/*
+ * Which arena: @forced (an explicit file: actrack_opts.arena_path), else
+ * $ACTRACK_ARENA, else the module if /dev/actrack exists (and !@no_module),
+ * else the per-uid default file /dev/shm/actrack-UID, written into @def.
+ * Return: the backend; *@path points at @forced, the environment,
+ * ACTRACK_DEVICE_PATH or @def.  Opens nothing.
+ */
+#define ACTRACK__DEFAULT_PATH_LEN	32	/* "/dev/shm/actrack-4294967295" */
+__actrack_hidden enum actrack_backend
+__actrack_select_arena(const char *forced, bool no_module,
+		       char def[ACTRACK__DEFAULT_PATH_LEN], const char **path);
+/* @n bytes of /proc/sys/kernel/random/boot_id ("%pU", then at most a
+ * newline) -> @id.  Return: 0, or -EBADMSG and zeros. */
+__actrack_hidden int __actrack_parse_boot_id(const char *text, size_t n,
+					     uint8_t id[16]);
 /* Inode number of /proc/@who/ns/pid ("self" or a pid), 0 if unknown. */
 __actrack_hidden uint32_t __actrack_pid_ns_of(const char *who);
 /* Free the records of every dead owner of @a's (lib/collect.c: the rule). */

@@ -2,10 +2,14 @@
 /*
  * make install honours LIBDIR (multiarch and lib64 layouts: the library
  * and its .pc file go there, and the .pc file says so), and make uninstall
- * with the same variables removes every file install put down.  Runs the
- * source tree's Makefile into a temporary DESTDIR with the build directory
- * this test comes from; skipped where there is no source tree (the VM).
+ * with the same variables removes every file install put down.  The CLI
+ * builds against what was installed: its sources with only the installed
+ * headers, linked with the installed libactrack.so, so it uses nothing
+ * private to the library.  Runs the source tree's Makefile into a
+ * temporary DESTDIR with the build directory this test comes from;
+ * skipped where there is no source tree (the VM).
  */
+#include <dirent.h>
 #include <ftw.h>
 #include <libgen.h>
 #include "snapshot_helpers.h"
@@ -112,6 +116,112 @@ TEST(install_into_libdir_then_uninstall_everything)
 	nr_files = 0;
 	nftw(dest, count_file, 16, FTW_PHYS);
 	EXPECT_EQ(0, nr_files);
+	nftw(dest, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The compiler and sanitizers this test was built with: the installed
+ * library was built the same way, and a sanitized library links only into
+ * a program with the same runtime. */
+#ifdef __clang__
+#define INSTALLED_CC	"/usr/bin/clang"
+#else
+#define INSTALLED_CC	"/usr/bin/gcc"
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define INSTALLED_SAN	"-fsanitize=address,undefined"
+#elif __has_feature(thread_sanitizer)
+#define INSTALLED_SAN	"-fsanitize=thread"
+#endif
+#endif
+#if !defined(INSTALLED_SAN) && defined(__SANITIZE_ADDRESS__)
+#define INSTALLED_SAN	"-fsanitize=address,undefined"
+#elif !defined(INSTALLED_SAN) && defined(__SANITIZE_THREAD__)
+#define INSTALLED_SAN	"-fsanitize=thread"
+#endif
+
+TEST(cli_builds_against_the_installed_library)
+{
+	char src[PATH_MAX], build[PATH_MAX], dest[256], inc[300], so[400];
+	char rpath[400], exe[300], cli_dir[PATH_MAX + 8], env[400], want[600];
+	char *argv[64], *files[32];
+	char *version_argv[] = { exe, "--version", NULL };
+	char *ps_argv[] = { exe, "ps", NULL };
+	int argc = 0, nr = 0;
+	struct dirent *e;
+	struct run r;
+	DIR *d;
+
+	if (find_tree(src, sizeof(src), build, sizeof(build)))
+		SKIP(return, "no source tree next to this binary");
+	if (access("/usr/bin/make", X_OK) || access(INSTALLED_CC, X_OK))
+		SKIP(return, "no make or no " INSTALLED_CC);
+	test_path(dest, sizeof(dest), "installed-cli");
+	nftw(dest, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	ASSERT_EQ(0, make(src, build, dest, "install"));
+
+	snprintf(inc, sizeof(inc), "-I%s/usr/include", dest);
+	snprintf(so, sizeof(so), "%s/usr/lib/x86_64-linux-gnu/libactrack.so",
+		 dest);
+	snprintf(rpath, sizeof(rpath),
+		 "-Wl,-rpath,%s/usr/lib/x86_64-linux-gnu", dest);
+	snprintf(exe, sizeof(exe), "%s/actrack", dest);
+	argv[argc++] = INSTALLED_CC;
+	argv[argc++] = "-std=gnu11";
+	argv[argc++] = "-D_GNU_SOURCE";
+	argv[argc++] = "-Wall";
+	argv[argc++] = "-Wextra";
+	argv[argc++] = "-Werror";
+	argv[argc++] = "-Wno-unused-parameter";
+#ifdef INSTALLED_SAN
+	argv[argc++] = INSTALLED_SAN;
+#endif
+	/* The installed headers and the system's: nothing from the tree
+	 * (quoted includes also search cli/ itself, as they should). */
+	argv[argc++] = inc;
+	argv[argc++] = "-o";
+	argv[argc++] = exe;
+	snprintf(cli_dir, sizeof(cli_dir), "%s/cli", src);
+	d = opendir(cli_dir);
+	ASSERT_NE(NULL, d);
+	while ((e = readdir(d)) && nr < 32) {
+		size_t n = strlen(e->d_name);
+
+		if (n < 3 || strcmp(e->d_name + n - 2, ".c"))
+			continue;
+		ASSERT_LE(0, asprintf(&files[nr], "%s/%s", cli_dir,
+				      e->d_name));
+		argv[argc++] = files[nr++];
+	}
+	closedir(d);
+	ASSERT_LT(8, nr);
+	/* The shared library itself: a hidden symbol does not link. */
+	argv[argc++] = so;
+	argv[argc++] = rpath;
+	argv[argc++] = "-ldw";
+	argv[argc++] = "-lelf";
+	argv[argc] = NULL;
+	ASSERT_EQ(0, run_program(&r, INSTALLED_CC, NULL, argv));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	run_free(&r);
+	for (int i = 0; i < nr; i++)
+		free(files[i]);
+
+	/* It runs, with the installed library, and names the arena the
+	 * library reads (actrack_arena_path()). */
+	ASSERT_EQ(0, run_program(&r, exe, NULL, version_argv));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	EXPECT_NE(NULL, strstr(r.out, actrack_version()));
+	run_free(&r);
+	snprintf(env, sizeof(env), "ACTRACK_ARENA=%s/no-arena", dest);
+	ASSERT_EQ(0, run_program(&r, exe, env, ps_argv));
+	EXPECT_EQ(1, r.status);
+	snprintf(want, sizeof(want), "actrack: %s/no-arena: %s\n", dest,
+		 strerror(ENOENT));
+	EXPECT_STREQ(want, r.err);
+	run_free(&r);
+
+	ASSERT_EQ(0, make(src, build, dest, "uninstall"));
 	nftw(dest, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
