@@ -528,6 +528,20 @@ TEST_F(stacks, dump_json_carries_the_frames)
 	check_json(_metadata, self, "dump");
 }
 
+/* A trace has no place for frames: a usage error, before anything is
+ * stopped. */
+TEST_F(stacks, dump_trace_refuses_stacks)
+{
+	char *argv[] = { "actrack", "--arena", self->path, "dump", "--stacks",
+			 "--trace", NULL };
+
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_STREQ("actrack: dump: --stacks does not apply to --trace (see "
+		     "'actrack dump --help')\n", self->r.err);
+	EXPECT_STREQ("", self->r.out);
+}
+
 /* ---- when ptrace says no ------------------------------------------------ */
 
 /* A saved image is one past moment: nothing is stopped. */
