@@ -120,8 +120,14 @@ $(O)/selftests/lib_urcu_memb_fork: LIBS += $(shell pkg-config --libs liburcu-mem
 $(O)/selftests/lib_urcu_qsbr_fork: LIBS += $(shell pkg-config --libs liburcu-qsbr 2>/dev/null || echo -lurcu-qsbr -lurcu-common)
 $(O)/selftests/lib_urcu_bp_fork: LIBS += $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
 
-# cli_json embeds the schema (.incbin).
-$(O)/selftests/cli_json: docs/json-schema.json
+# cli_json and cli_stacks embed the schema (.incbin).
+$(O)/selftests/cli_json $(O)/selftests/cli_stacks: docs/json-schema.json
+
+# cli_stacks unwinds its own deadlocked writer threads: code built the way
+# distributions build it, -O2 without frame pointers, so that only DWARF
+# CFI unwinds it (appended, after SANITIZE/TSAN's -fno-omit-frame-pointer;
+# private: not for the library built as its prerequisite).
+$(O)/selftests/cli_stacks: private CFLAGS += -O2 -fomit-frame-pointer
 
 $(O)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)

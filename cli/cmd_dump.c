@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* actrack dump: everything the arena says, process by process. */
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
 #include "cli.h"
 #include "json.h"
+#include "stacks.h"
 #include "symbolize.h"
 
 static const char dump_help[] =
@@ -11,7 +13,7 @@ static const char dump_help[] =
 "    actrack dump - print what every tracked process and thread is doing\n"
 "\n"
 "SYNOPSIS\n"
-"    actrack [--arena FILE] dump [--pid PID] [--json | --trace]\n"
+"    actrack [--arena FILE] dump [--pid PID] [--stacks] [--json | --trace]\n"
 "\n"
 "DESCRIPTION\n"
 "    Takes a read-only snapshot of the arena and prints, for each process\n"
@@ -56,6 +58,13 @@ static const char dump_help[] =
 "    -p, --pid PID\n"
 "        Only the process PID (all its generations, if the pid was\n"
 "        reused).  Fails if the arena holds no such process.\n"
+"    -s, --stacks\n"
+"        Also stop each thread of the running processes shown for a\n"
+"        moment with ptrace, unwind it (elfutils libdwfl, DWARF CFI) and\n"
+"        print its real backtrace under its activities.  A thread that may\n"
+"        not be traced (another uid, kernel.yama.ptrace_scope, already\n"
+"        traced) is printed without one, and a line on stderr says why.\n"
+"        Not with --trace.\n"
 "    -j, --json\n"
 "        Print the snapshot as one JSON document instead, with symbolized\n"
 "        origins (schema \"actrack-dump/1\": docs/json-schema.json).\n"
@@ -67,7 +76,8 @@ static const char dump_help[] =
 "\n"
 "EXIT STATUS\n"
 "    0 on success, 1 if the arena cannot be read or PID is not in it,\n"
-"    2 on a usage error.\n"
+"    2 on a usage error.  A backtrace --stacks could not take does not\n"
+"    change it.\n"
 "\n"
 "EXAMPLES\n"
 "    actrack dump\n"
@@ -77,6 +87,7 @@ static const char dump_help[] =
 struct dump_ctx {
 	uint64_t now;
 	struct symbolizer *sym;			/* NULL: raw addresses */
+	struct stacks *stacks;			/* --stacks, else NULL */
 	const struct actrack_snap_process *proc;	/* being printed */
 };
 
@@ -148,6 +159,7 @@ static void print_thread(const struct dump_ctx *d,
 	/* Innermost first: that is where a hang is. */
 	for (uint32_t i = t->nr_activities; i-- > 0;)
 		print_activity(d, i, &t->activities[i]);
+	stacks_print(d->stacks, d->sym, stdout, "    ", d->proc, t->tid);
 }
 
 static void print_process(struct dump_ctx *d,
@@ -194,12 +206,39 @@ static void print_process(struct dump_ctx *d,
 		print_thread(d, &p->threads[i]);
 }
 
+/* --stacks: the real backtraces of the threads to be shown, taken now. */
+static struct stacks *collect_stacks(const struct actrack_snapshot *s,
+				     bool have_pid, uint32_t pid)
+{
+	struct stacks *st = stacks_new(s, "dump");
+
+	for (uint32_t i = 0; st && i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (have_pid && p->pid != pid)
+			continue;
+		for (uint32_t k = 0; st && k < p->nr_threads; k++) {
+			if (stacks_want(st, p, p->threads[k].tid)) {
+				stacks_free(st);
+				st = NULL;
+			}
+		}
+	}
+	if (!st) {
+		cli_error("dump: --stacks", -ENOMEM);
+		return NULL;
+	}
+	stacks_collect(st);
+	return st;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "trace", no_argument, NULL, 't' },
+		{ "stacks", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -208,10 +247,11 @@ int cmd_dump(int argc, char **argv)
 	uint64_t pid = 0;
 	uint32_t nr_threads = 0, shown = 0;
 	bool have_pid = false, other_boot, json = false, trace = false;
-	int opt;
+	bool stacks = false;
+	int opt, ret;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "p:jth", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:jtsh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (cli_parse_u64(optarg, &pid) || !pid ||
@@ -226,6 +266,9 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 't':
 			trace = true;
+			break;
+		case 's':
+			stacks = true;
 			break;
 		case 'h':
 			fputs(dump_help, stdout);
@@ -245,13 +288,21 @@ int cmd_dump(int argc, char **argv)
 	if (json && trace)
 		return cli_usage_error("dump", "dump: --json and --trace "
 				       "exclude each other");
+	if (stacks && trace)
+		return cli_usage_error("dump", "dump: --stacks does not apply "
+				       "to --trace");
 	if (cli_snapshot(&s))
 		return 1;
 	d.now = cli_now(s, &other_boot);
+	d.stacks = stacks ? collect_stacks(s, have_pid, (uint32_t)pid) : NULL;
 	if (json || trace) {
-		int ret = (json ? cli_dump_json : cli_dump_trace)(s, d.now,
-				other_boot, have_pid, (uint32_t)pid);
-
+		if (json)
+			ret = cli_dump_json(s, d.now, other_boot, have_pid,
+					    (uint32_t)pid, d.stacks);
+		else
+			ret = cli_dump_trace(s, d.now, other_boot, have_pid,
+					     (uint32_t)pid);
+		stacks_free(d.stacks);
 		actrack_snapshot_free(s);
 		return ret;
 	}
@@ -265,6 +316,7 @@ int cmd_dump(int argc, char **argv)
 		shown++;
 	}
 	sym_free(d.sym);
+	stacks_free(d.stacks);
 	if (have_pid && !shown) {
 		actrack_snapshot_free(s);
 		return cli_no_such_pid((uint32_t)pid);

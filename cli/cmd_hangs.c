@@ -19,6 +19,7 @@
 #include <time.h>
 #include "cli.h"
 #include "json.h"
+#include "stacks.h"
 #include "symbolize.h"
 #include "waitgraph.h"
 
@@ -27,7 +28,8 @@ static const char hangs_help[] =
 "    actrack hangs - find hung threads and deadlocks\n"
 "\n"
 "SYNOPSIS\n"
-"    actrack [--arena FILE] hangs [--for DURATION] [--interval MS] [--json]\n"
+"    actrack [--arena FILE] hangs [--for DURATION] [--interval MS] [--stacks]\n"
+"                                 [--json]\n"
 "\n"
 "DESCRIPTION\n"
 "    Takes two snapshots of the arena MS milliseconds apart.  A thread is\n"
@@ -57,6 +59,12 @@ static const char hangs_help[] =
 "        a unit, seconds.\n"
 "    -i, --interval MS\n"
 "        Milliseconds between the two snapshots (default 200, 1..600000).\n"
+"    -s, --stacks\n"
+"        Also stop each hung thread for a moment with ptrace, unwind it\n"
+"        (elfutils libdwfl, DWARF CFI) and print its real backtrace under\n"
+"        its activity stack.  A thread that may not be traced (another\n"
+"        uid, kernel.yama.ptrace_scope, already traced) is printed without\n"
+"        one, and a line on stderr says why.\n"
 "    -j, --json\n"
 "        Print one JSON document (schema \"actrack-hangs/2\", see\n"
 "        docs/json-schema.json) instead of text.\n"
@@ -66,10 +74,12 @@ static const char hangs_help[] =
 "EXIT STATUS\n"
 "    0 if no thread is hung, 3 if hung threads were found (with or\n"
 "    without a deadlock), 1 if the arena cannot be read, 2 on a usage\n"
-"    error.\n"
+"    error.  --stacks does not change it, even when no backtrace could\n"
+"    be taken.\n"
 "\n"
 "EXAMPLES\n"
 "    actrack hangs\n"
+"    actrack hangs --stacks\n"
 "    actrack hangs --for 30s --interval 1000\n"
 "    actrack hangs --json | jq '.deadlocks'\n"
 "    actrack hangs --for 500ms || echo \"something is stuck\"\n";
@@ -81,6 +91,7 @@ struct hangs {
 	bool other_boot;
 	bool saved_image;		/* one moment: no progress check */
 	struct symbolizer *sym;
+	struct stacks *stacks;		/* --stacks, else NULL */
 	struct waitgraph g;
 	uint32_t nr_hung;
 };
@@ -267,6 +278,7 @@ static void print_hung(const struct hangs *h, uint32_t i)
 	if (process_gone(h, w->proc))
 		fputs(", process no longer running", stdout);
 	putchar('\n');
+	stacks_print(h->stacks, h->sym, stdout, "    ", w->proc, w->thread->tid);
 }
 
 static void print_edge(const struct hangs *h, const struct wg_edge *e,
@@ -420,6 +432,10 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 		json_object_end(j);
 	}
 	json_array_end(j);
+	if (h->stacks) {
+		json_key(j, "stack");
+		stacks_json(h->stacks, h->sym, j, w->proc, w->thread->tid);
+	}
 	json_object_end(j);
 }
 
@@ -504,6 +520,25 @@ static void sleep_ms(uint32_t ms)
 		;
 }
 
+/* --stacks: the real backtraces of the hung threads, taken now. */
+static void collect_stacks(struct hangs *h)
+{
+	h->stacks = stacks_new(h->cur, "hangs");
+	for (uint32_t i = 0; h->stacks && i < h->g.nr_threads; i++) {
+		const struct wg_thread *w = &h->g.threads[i];
+
+		if (w->wait && stacks_want(h->stacks, w->proc, w->thread->tid)) {
+			stacks_free(h->stacks);
+			h->stacks = NULL;
+		}
+	}
+	if (!h->stacks) {
+		cli_error("hangs: --stacks", -ENOMEM);
+		return;
+	}
+	stacks_collect(h->stacks);
+}
+
 int cmd_hangs(int argc, char **argv)
 {
 	enum { OPT_FOR = 0x100 };
@@ -511,12 +546,13 @@ int cmd_hangs(int argc, char **argv)
 		{ "for", required_argument, NULL, OPT_FOR },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "stacks", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct actrack_snapshot *s1 = NULL, *s2 = NULL;
 	struct hangs h;
-	bool json = false;
+	bool json = false, stacks = false;
 	uint64_t v;
 	int opt, ret;
 
@@ -524,7 +560,7 @@ int cmd_hangs(int argc, char **argv)
 	h.min_age_ns = 1000000000ULL;
 	h.interval_ms = 200;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "i:jh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:jsh", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_FOR:
 			if (cli_parse_duration(optarg, &h.min_age_ns))
@@ -541,6 +577,9 @@ int cmd_hangs(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 's':
+			stacks = true;
 			break;
 		case 'h':
 			fputs(hangs_help, stdout);
@@ -581,9 +620,12 @@ int cmd_hangs(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < h.g.nr_threads; i++)
 		h.nr_hung += h.g.threads[i].wait != NULL;
+	if (stacks && h.nr_hung)
+		collect_stacks(&h);
 	ret = json ? print_json(&h) : print_text(&h);
 	wg_free(&h.g);
 out:
+	stacks_free(h.stacks);
 	sym_free(h.sym);
 	actrack_snapshot_free(s1);
 	actrack_snapshot_free(s2);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include "cli.h"
 #include "json.h"
+#include "stacks.h"
 #include "symbolize.h"
 
 void json_init(struct json *j, FILE *f, uint32_t pretty_depth)
@@ -415,6 +416,7 @@ void json_symbol(struct json *j, struct symbolizer *sym,
 struct dump_json {
 	struct json j;
 	struct symbolizer *sym;
+	const struct stacks *stacks;	/* --stacks, else NULL */
 	uint64_t now;
 };
 
@@ -485,6 +487,10 @@ static void json_thread(struct dump_json *d,
 	for (uint32_t i = 0; t->activities && i < t->nr_activities; i++)
 		json_activity(d, p, &t->activities[i], i);
 	json_array_end(j);
+	if (d->stacks) {
+		json_key(j, "stack");
+		stacks_json(d->stacks, d->sym, j, p, t->tid);
+	}
 	json_object_end(j);
 }
 
@@ -600,7 +606,8 @@ static bool has_pid(const struct actrack_snapshot *s, uint32_t pid)
 }
 
 int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
-		  bool other_boot, bool have_pid, uint32_t pid)
+		  bool other_boot, bool have_pid, uint32_t pid,
+		  const struct stacks *stacks)
 {
 	struct dump_json d;
 	struct json *j = &d.j;
@@ -609,6 +616,7 @@ int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
 	if (have_pid && !has_pid(s, pid))
 		return cli_no_such_pid(pid);
 	d.sym = sym_new();
+	d.stacks = stacks;
 	d.now = now;
 	json_init(j, stdout, JSON_MAX_DEPTH);
 	json_object_begin(j);

@@ -95,10 +95,13 @@ void json_symbol(struct json *j, struct symbolizer *sym,
  * cli_dump_json() - `actrack dump --json`: the whole snapshot @s (only
  * process @pid when @have_pid) as one JSON document on stdout.  @now and
  * @other_boot as from cli_now().  Prints one error line and returns 1 if
- * @pid is not in the snapshot.  Return: exit code.
+ * @pid is not in the snapshot.  With @stacks (dump --stacks, cli/stacks.c)
+ * each thread also gets its "stack".  Return: exit code.
  */
+struct stacks;
 int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
-		  bool other_boot, bool have_pid, uint32_t pid);
+		  bool other_boot, bool have_pid, uint32_t pid,
+		  const struct stacks *stacks);
 
 /*
  * cli_dump_trace() - `actrack dump --trace`: Chrome trace-event JSON on
