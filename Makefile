@@ -5,7 +5,7 @@
 #
 #   make                 library, CLI, examples, tests, benchmarks
 #   make check           every test: the fuzzers (15 s each), host tests
-#                        (gcc, then clang ASan+UBSan),
+#                        (gcc, then clang ASan+UBSan, then clang TSan),
 #                        then the module in a VM on Debian's 6.1 and 6.12
 #                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)
@@ -16,8 +16,9 @@
 #   make bench           benchmarks with their in-run baselines
 #   make fuzz            libFuzzer, every target (fuzz/fuzz.mk), FUZZ_SECONDS
 #                        each; check-fuzz: 15 s each, for CI
-#   make check-tsan      host tests and stress tests built with clang
-#                        -fsanitize=thread into build/tsan
+#   make check-tsan      make check's TSan pass alone: host tests and
+#                        stress tests built with clang -fsanitize=thread
+#                        into build/tsan
 #   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
 #   make uninstall       the same files removed (same PREFIX, LIBDIR, DESTDIR)
 #   CC=clang, SANITIZE=1 (ASan+UBSan), TSAN=1 (ThreadSanitizer) select
@@ -164,7 +165,8 @@ check-debug: all
 check: all
 	$(MAKE) O=$(O) check-fuzz
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
-	scripts/run-tests --all $(O) $(O)/sanitize
+	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
+	scripts/run-tests --all $(O) $(O)/sanitize $(O)/tsan
 
 # The host tests again under ThreadSanitizer (clang), with the suppressions
 # of selftests/actrack/tsan.supp; the stress_* tests are among them.
@@ -172,11 +174,9 @@ check: all
 # ACTRACK_TEST_TIMEOUT.
 # As for ASan in run-tests, the fatal signals that tests provoke on purpose
 # must kill (handle_*=0), not end in TSan's own report.
-TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 handle_segv=0 \
-	handle_sigbus=0 handle_sigfpe=0 handle_sigill=0 handle_abort=0
+# The TSan pass of make check alone (scripts/run-tests sets TSAN_OPTIONS).
 check-tsan:
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
-	TSAN_OPTIONS="$${TSAN_OPTIONS:-$(TSAN_RUN_OPTIONS)} suppressions=$(CURDIR)/selftests/actrack/tsan.supp" \
 	ACTRACK_TEST_TIMEOUT=$${ACTRACK_TEST_TIMEOUT:-1800} \
 		scripts/run-tests --host $(O)/tsan
 
