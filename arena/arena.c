@@ -400,7 +400,7 @@ static void arena_set_owner(void *payload, const struct actrack_owner *owner)
  * kernel it clears up to 64 KiB.  Not inlined, so that ThreadSanitizer's
  * suppression (selftests/actrack/tsan.supp) names this function and no other.
  */
-static __attribute__((noinline)) void arena_wipe(void *p, __u32 len)
+static __attribute__((__noinline__)) void arena_wipe(void *p, __u32 len)
 {
 	memset(p, 0, len);
 }
