@@ -352,7 +352,9 @@ static void expect_running(struct __test_metadata *_metadata, pid_t pid,
 		seen++;
 	}
 	closedir(d);
-	EXPECT_EQ(3, seen);	/* the writer's main thread and ours */
+	/* the writer's main thread and ours, and under ThreadSanitizer its
+	 * runtime's background thread: every one of them left running */
+	EXPECT_LE(3, seen);
 }
 
 /* The names of the frames under thread @i's line in self->r.out. */
