@@ -33,6 +33,9 @@ WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -Wundef \
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE \
 	    -Iinclude -Iinclude/uapi -Iarena -Ilib
+# 64-bit off_t on 32-bit builds too: arena files are mmap()ed whole and
+# fstat() must not fail with EOVERFLOW on a large file it then refuses.
+CFLAGS   += -D_FILE_OFFSET_BITS=64
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
