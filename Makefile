@@ -36,6 +36,9 @@ CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE \
 # 64-bit off_t on 32-bit builds too: arena files are mmap()ed whole and
 # fstat() must not fail with EOVERFLOW on a large file it then refuses.
 CFLAGS   += -D_FILE_OFFSET_BITS=64
+# Each object and binary writes its header dependencies next to itself
+# (foo.o: foo.d, a test binary: name.d); they are included at the end.
+CFLAGS   += -MMD -MP
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
@@ -75,7 +78,7 @@ tests: $(TESTS) $(O)/header-std.stamp
 benches: $(BENCHES)
 examples: $(EXAMPLES)
 
-$(O)/%.o: %.c $(wildcard include/*.h include/uapi/linux/*.h arena/*.h lib/*.h cli/*.h)
+$(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
 
@@ -94,9 +97,8 @@ $(O)/actrack: $(CLI_OBJS) $(LIBA)
 
 # The kselftest harness trips -Wsign-compare, -Wformat-nonliteral, -Wempty-body
 # and -Wmisleading-indentation in its own macros: relaxed for tests only.
-$(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
-		selftests/actrack/test_harness.h \
-		$(LIBA) $(KSELFTEST)/kselftest_harness.h
+# It is an -isystem header, which -MMD leaves out: named here.
+$(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -isystem $(KSELFTEST) \
 		-Wno-missing-prototypes -Wno-shadow \
@@ -226,3 +228,7 @@ uninstall:
 clean:
 	rm -rf $(O)
 	-$(MAKE) -C $(KERNELDIR) M=$(CURDIR) clean >/dev/null 2>&1
+
+# Header dependencies from -MMD (CFLAGS); none before the first build.
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) \
+	$(addsuffix .d,$(TESTS) $(BENCHES) $(EXAMPLES) $(FUZZ_O)/gen_corpus)
