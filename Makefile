@@ -4,11 +4,16 @@
 # kernel module (Kbuild, through `make module`).
 #
 #   make                 library, CLI, examples, tests, benchmarks
-#   make check           every test: the fuzzers (15 s each), host tests
-#                        (gcc, then clang ASan+UBSan),
+#   make check           every test: shellcheck and checkpatch, the
+#                        fuzzers (15 s each), host tests (gcc, clang
+#                        ASan+UBSan, gcc -m32),
 #                        then the module in a VM on Debian's 6.1 and 6.12
 #                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)
+#   make check-m32       the library, tests and examples built with -m32
+#                        into build/m32, host tests from there
+#   make check-style     shellcheck on the shell scripts, checkpatch.pl on
+#                        kmod/ and arena/ (both run first by make check)
 #   make check-debug     the module in a VM on the debug kernel (KASAN,
 #                        lockdep, kmemleak, UBSAN...: scripts/debug-kernel)
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
@@ -26,6 +31,7 @@
 CC       ?= gcc
 O        ?= build
 KSELFTEST ?= .cache/kselftest
+CHECKPATCH_DIR ?= .cache/checkpatch
 KERNELDIR ?= /lib/modules/$(shell uname -r)/build
 
 WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -Wundef \
@@ -68,7 +74,7 @@ LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
 	check-debug check-tsan module demo bench fuzz install uninstall clean \
-	setup
+	setup m32 check-m32 check-style
 
 all: lib cli examples tests benches
 
@@ -143,6 +149,42 @@ module:
 check-host: all
 	scripts/run-tests --host $(O)
 
+# The library, tests, examples and benchmarks again as 32-bit code (gcc
+# -m32, the i386 liburcu and libmnl of scripts/setup) in $(O)/m32: the
+# uapi promises 32- and 64-bit programs one layout.  The CLI stays 64-bit
+# (libdw-dev:i386 installs only where each shared dependency has the same
+# version for both architectures, not so on this machine): the 32-bit tests
+# run $(O)/actrack on the arenas they write, which checks the two ABIs
+# against each other.
+M32_O    := $(O)/m32
+m32: cli
+	$(MAKE) O=$(M32_O) CC='$(CC) -m32' lib tests examples benches
+	ln -sf ../actrack $(M32_O)/actrack
+
+check-m32: m32
+	scripts/run-tests --host $(M32_O)
+
+# shellcheck on every shell script, with no exclusions but the commented
+# inline ones; checkpatch.pl (linux-source-6.1's, extracted by scripts/setup)
+# on the module and the arena core, failing on any ERROR or WARNING.
+# kmod/compat.h is the one place for kernel-version tests, which checkpatch
+# flags as it would in-tree code: there only, LINUX_VERSION_CODE and the
+# "constant on the left" it reads into LINUX_VERSION_CODE >= KERNEL_VERSION()
+# are ignored.
+SHELL_SCRIPTS := $(filter-out %.config,$(wildcard scripts/*)) .ci/run fuzz/run
+CHECKPATCH := $(CHECKPATCH_DIR)/checkpatch.pl
+CHECKPATCH_FLAGS := --no-tree --quiet --show-types
+CHECKPATCH_SRCS := $(filter-out kmod/compat.h,$(sort $(wildcard \
+		   kmod/*.c kmod/*.h arena/*.c arena/*.h)))
+check-style: $(CHECKPATCH)
+	shellcheck $(SHELL_SCRIPTS)
+	$(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $(CHECKPATCH_SRCS)
+	$(CHECKPATCH) $(CHECKPATCH_FLAGS) \
+		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kmod/compat.h
+
+$(CHECKPATCH):
+	@echo "missing $@: run scripts/setup first" >&2; exit 1
+
 check-vm: all
 	scripts/vmtest --kernel all
 
@@ -151,14 +193,16 @@ check-vm: all
 check-debug: all
 	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
 
-# Host tests twice (the build, then clang with ASan+UBSan), then the VMs.
-# Every test: the fuzzers briefly, then the host tests (gcc, clang
-# ASan+UBSan) and both VMs; the last line is run-tests'.  (check-tsan is
-# not part of it yet: see docs/reliability.md.)
-check: all
+# Every test: the style gates first (before anything is built), the
+# fuzzers briefly, then the host tests (gcc, clang ASan+UBSan, gcc -m32)
+# and both VMs; the last line is run-tests'.  (check-tsan is not part of
+# it yet: see docs/reliability.md.)
+check: check-style
+	$(MAKE) O=$(O) all
 	$(MAKE) O=$(O) check-fuzz
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
-	scripts/run-tests --all $(O) $(O)/sanitize
+	$(MAKE) O=$(O) m32
+	scripts/run-tests --all $(O) $(O)/sanitize $(M32_O)
 
 # The host tests again under ThreadSanitizer (clang), with the suppressions
 # of selftests/actrack/tsan.supp; the stress_* tests are among them.
