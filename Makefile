@@ -155,12 +155,16 @@ check-host: all
 # uapi promises 32- and 64-bit programs one layout.  The CLI stays 64-bit
 # (libdw-dev:i386 installs only where each shared dependency has the same
 # version for both architectures, not so on this machine): the 32-bit tests
-# run $(O)/actrack on the arenas they write, which checks the two ABIs
-# against each other.
+# run a copy of $(O)/actrack on the arenas they write, which checks the two
+# ABIs against each other.  The CLI's objects are built 32-bit all the same
+# and the copy comes last, so that a later `make O=$(O)/m32 install` (the
+# cli_install test) finds the CLI up to date instead of relinking it.
 M32_O    := $(O)/m32
 m32: cli
-	$(MAKE) O=$(M32_O) CC='$(CC) -m32' lib tests examples benches
-	ln -sf ../actrack $(M32_O)/actrack
+	$(MAKE) O=$(M32_O) CC='$(CC) -m32' lib tests examples benches \
+		$(patsubst %.c,$(M32_O)/%.o,$(CLI_SRCS))
+	rm -f $(M32_O)/actrack
+	cp $(O)/actrack $(M32_O)/actrack
 
 check-m32: m32
 	scripts/run-tests --host $(M32_O)
