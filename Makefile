@@ -4,11 +4,18 @@
 # kernel module (Kbuild, through `make module`).
 #
 #   make                 library, CLI, examples, tests, benchmarks
-#   make check           every test: the fuzzers (15 s each), host tests
-#                        (gcc, then clang ASan+UBSan, then clang TSan),
+#   make check           every test: shellcheck and checkpatch, the
+#                        fuzzers (15 s each), the -m32 tests in the 6.12
+#                        VM, host tests (gcc, clang ASan+UBSan, clang
+#                        TSan, gcc -m32),
 #                        then the module in a VM on Debian's 6.1 and 6.12
 #                        kernels; ends "N passed, N failed, N skipped"
 #   make check-host      host tests only (file-backed arenas)
+#   make check-m32       the library, tests and examples built with -m32
+#                        into build/m32, host tests from there
+#   make check-m32-vm    those 32-bit tests against the module, 6.12 VM
+#   make check-style     shellcheck on the shell scripts, checkpatch.pl on
+#                        kmod/ and arena/ (both run first by make check)
 #   make check-debug     the module in a VM on the debug kernel (KASAN,
 #                        lockdep, kmemleak, UBSAN...: scripts/debug-kernel)
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
@@ -27,6 +34,7 @@
 CC       ?= gcc
 O        ?= build
 KSELFTEST ?= .cache/kselftest
+CHECKPATCH_DIR ?= .cache/checkpatch
 KERNELDIR ?= /lib/modules/$(shell uname -r)/build
 
 WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -Wundef \
@@ -34,6 +42,12 @@ WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -Wundef \
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE \
 	    -Iinclude -Iinclude/uapi
+# 64-bit off_t on 32-bit builds too: arena files are mmap()ed whole and
+# fstat() must not fail with EOVERFLOW on a large file it then refuses.
+CFLAGS   += -D_FILE_OFFSET_BITS=64
+# Each object and binary writes its header dependencies next to itself
+# (foo.o: foo.d, a test binary: name.d); they are included at the end.
+CFLAGS   += -MMD -MP
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer
@@ -68,7 +82,7 @@ LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
 	check-debug check-tsan module demo bench fuzz install uninstall clean \
-	setup
+	setup m32 check-m32 check-m32-vm check-style
 
 all: lib cli examples tests benches
 
@@ -78,7 +92,7 @@ tests: $(TESTS) $(O)/header-std.stamp
 benches: $(BENCHES)
 examples: $(EXAMPLES)
 
-$(O)/%.o: %.c $(wildcard include/*.h include/uapi/linux/*.h arena/*.h lib/*.h cli/*.h)
+$(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
 
@@ -97,9 +111,8 @@ $(O)/actrack: $(CLI_OBJS) $(LIBA)
 
 # The kselftest harness trips -Wsign-compare, -Wformat-nonliteral, -Wempty-body
 # and -Wmisleading-indentation in its own macros: relaxed for tests only.
-$(O)/selftests/%: selftests/actrack/%.c $(wildcard selftests/actrack/*.h) \
-		selftests/actrack/test_harness.h \
-		$(LIBA) $(KSELFTEST)/kselftest_harness.h
+# It is an -isystem header, which -MMD leaves out: named here.
+$(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -isystem $(KSELFTEST) \
 		-Wno-missing-prototypes -Wno-shadow \
@@ -150,6 +163,61 @@ module:
 check-host: all
 	scripts/run-tests --host $(O)
 
+# The library, tests, examples and benchmarks again as 32-bit code (gcc
+# -m32, the i386 liburcu and libmnl of scripts/setup) in $(O)/m32: the
+# uapi promises 32- and 64-bit programs one layout.  The CLI stays 64-bit
+# (libdw-dev:i386 installs only where each shared dependency has the same
+# version for both architectures, not so on this machine): the 32-bit tests
+# run a copy of $(O)/actrack on the arenas they write, which checks the two
+# ABIs against each other.  The CLI's objects are built 32-bit all the same
+# and the copy comes last, so that a later `make O=$(O)/m32 install` (the
+# cli_install test) finds the CLI up to date instead of relinking it.
+M32_O    := $(O)/m32
+# Can this machine build and link a 32-bit client?  (scripts/setup installs
+# the toolchain when the mirror lets it; without it make check skips.)
+M32_PROBE := printf 'int main(void){return 0;}\n' | \
+	$(CC) -m32 -x c - -o /dev/null -lmnl -lurcu-common 2>/dev/null
+M32_MISSING := no 32-bit toolchain (gcc-multilib, liburcu-dev:i386, \
+	libmnl-dev:i386: scripts/setup could not install them)
+m32: cli
+	$(MAKE) O=$(M32_O) CC='$(CC) -m32' lib tests examples benches \
+		$(patsubst %.c,$(M32_O)/%.o,$(CLI_SRCS))
+	rm -f $(M32_O)/actrack
+	cp $(O)/actrack $(M32_O)/actrack
+
+check-m32: m32
+	scripts/run-tests --host $(M32_O)
+
+# The 32-bit tests against the 64-bit module (its compat ioctls, the
+# mapped arena, the netlink reports) in the 6.12 VM: every test but the
+# three stress ones (vm_churn, vm_reload, vm_storm: 3.5 of its 5.3
+# minutes, and no path a 32-bit client reaches differently).
+M32_VM_TESTS := lib_* monitor_* snapshot_kmod vm_corrupt vm_death vm_device \
+		vm_lifecycle vm_trust vm_uid
+check-m32-vm: m32
+	scripts/vmtest --kernel 6.12 --build-dir $(M32_O) --tests '$(M32_VM_TESTS)'
+
+# shellcheck on every shell script, with no exclusions but the commented
+# inline ones; checkpatch.pl (linux-source-6.1's, extracted by scripts/setup)
+# on the module and the arena core, failing on any ERROR or WARNING.
+# kmod/compat.h is the one place for kernel-version tests, which checkpatch
+# flags as it would in-tree code: there only, LINUX_VERSION_CODE and the
+# "constant on the left" it reads into LINUX_VERSION_CODE >= KERNEL_VERSION()
+# are ignored.
+SHELL_SCRIPTS := $(filter-out %.config,$(wildcard scripts/*)) .ci/run fuzz/run
+CHECKPATCH := $(CHECKPATCH_DIR)/checkpatch.pl
+CHECKPATCH_FLAGS := --no-tree --quiet --show-types
+CHECKPATCH_SRCS := $(filter-out kmod/compat.h,$(sort $(wildcard \
+		   kmod/*.c kmod/*.h arena/*.c arena/*.h)))
+check-style: $(CHECKPATCH)
+	shellcheck $(SHELL_SCRIPTS)
+	$(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $(CHECKPATCH_SRCS)
+	$(CHECKPATCH) $(CHECKPATCH_FLAGS) \
+		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kmod/compat.h
+
+$(CHECKPATCH):
+	@echo "missing $@: run scripts/setup first" >&2; exit 1
+
 check-vm: all
 	scripts/vmtest --kernel all
 
@@ -158,23 +226,26 @@ check-vm: all
 check-debug: all
 	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
 
-# Host tests twice (the build, then clang with ASan+UBSan), then the VMs.
-# Every test: the fuzzers briefly, then the host tests (gcc, clang
-# ASan+UBSan) and both VMs; the last line is run-tests'.  (check-tsan is
-# not part of it yet: see docs/reliability.md.)
-check: all
+# Every test: the style gates first (before anything is built), the
+# fuzzers briefly, the 32-bit tests against the module (a few minutes,
+# with their own summary), then the host tests (gcc, clang ASan+UBSan,
+# clang TSan, gcc -m32) and both VMs; the last line is run-tests'.
+check: check-style
+	$(MAKE) O=$(O) all
 	$(MAKE) O=$(O) check-fuzz
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
-	scripts/run-tests --all $(O) $(O)/sanitize $(O)/tsan
+	if $(M32_PROBE); then \
+		$(MAKE) O=$(O) check-m32-vm && \
+		scripts/run-tests --all $(O) $(O)/sanitize $(O)/tsan $(M32_O); \
+	else \
+		ACTRACK_SKIPPED_PASS="m32: $(M32_MISSING)" \
+		scripts/run-tests --all $(O) $(O)/sanitize $(O)/tsan; \
+	fi
 
-# The host tests again under ThreadSanitizer (clang), with the suppressions
-# of selftests/actrack/tsan.supp; the stress_* tests are among them.
-# Per test 900 s (selftests/actrack/test_harness.h), per binary
-# ACTRACK_TEST_TIMEOUT.
-# As for ASan in run-tests, the fatal signals that tests provoke on purpose
-# must kill (handle_*=0), not end in TSan's own report.
-# The TSan pass of make check alone (scripts/run-tests sets TSAN_OPTIONS).
+# make check's ThreadSanitizer pass alone: the host tests built with clang
+# -fsanitize=thread (the stress_* tests among them), run by run-tests with
+# the suppressions of selftests/actrack/tsan.supp and halt_on_error.
 check-tsan:
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
 	ACTRACK_TEST_TIMEOUT=$${ACTRACK_TEST_TIMEOUT:-1800} \
@@ -234,3 +305,7 @@ uninstall:
 clean:
 	rm -rf $(O)
 	-$(MAKE) -C $(KERNELDIR) M=$(CURDIR) clean >/dev/null 2>&1
+
+# Header dependencies from -MMD (CFLAGS); none before the first build.
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) \
+	$(addsuffix .d,$(TESTS) $(BENCHES) $(EXAMPLES) $(FUZZ_O)/gen_corpus)

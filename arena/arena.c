@@ -502,7 +502,8 @@ static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need,
 	at_store(&b->next, 0);
 	if (owner) {
 		/* As in arena_reclaim(): owner, type and link first, so that
-		 * a kill while clearing leaves a record cleanup can find. */
+		 * a kill while clearing leaves a record cleanup can find.
+		 */
 		arena_set_owner(block_payload(b), owner);
 		at_store_release(&b->type_id, type);
 		actrack_arena_make_iterable(a, old);
@@ -1062,7 +1063,8 @@ int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
 		if (t != ACTRACK_TYPE_THREAD || id2 != id1)
 			return -ENOENT;	/* freed, or reused by another thread */
 		/* A push or pop raced with us, or a slot was being rewritten
-		 * (odd version: actrack_change() between its two bumps). */
+		 * (odd version: actrack_change() between its two bumps).
+		 */
 		if (v1 != v2 || d1 != d2 || (v1 & 1))
 			continue;
 		/* Report the values the check was made against. */

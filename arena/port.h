@@ -20,14 +20,14 @@
 #include <linux/sched.h>	/* cond_resched() */
 
 #define at_load(p)		READ_ONCE(*(p))
-#define at_load_acquire(p)	smp_load_acquire(p)
+#define at_load_acquire(p)	smp_load_acquire(p)	/* pairing: at each use */
 #define at_store(p, v)		WRITE_ONCE(*(p), (v))
-#define at_store_release(p, v)	smp_store_release((p), (v))
+#define at_store_release(p, v)	smp_store_release((p), (v)) /* pairing: at each use */
 /* returns the value found; the exchange happened iff it equals @old */
 #define at_cas(p, old, new)	cmpxchg((p), (old), (new))
 #define at_fetch_add(p, v)	(atomic_fetch_add((v), (atomic_t *)(p)))
-#define at_fence_acquire()	smp_rmb()
-#define at_fence_release()	smp_wmb()
+#define at_fence_acquire()	smp_rmb()	/* pairing: at each use */
+#define at_fence_release()	smp_wmb()	/* pairing: at each use */
 #define at_static_assert(c, m)	static_assert(c, m)
 /* Long walks let others run (every kernel caller may sleep). */
 #define at_yield()		cond_resched()

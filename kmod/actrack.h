@@ -57,7 +57,8 @@
 #define ACTRACK_DEATH_MAX_MODULES	64U
 /* User data of all activities of one report together (each one at most
  * ACTRACK_DEATH_ACT_DATA_MAX), plus the process's annotations (at most
- * ACTRACK_DEATH_PROCESS_DATA_MAX): a full report stays under 136 KiB. */
+ * ACTRACK_DEATH_PROCESS_DATA_MAX): a full report stays under 136 KiB.
+ */
 #define ACTRACK_DEATH_MAX_DATA		(32U * 1024)
 /* Bytes of death reports one arena keeps for GET_DEATHS. */
 #define ACTRACK_RING_MAX_BYTES		SZ_1M

@@ -344,7 +344,8 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
 	if (!flags_attr)
 		goto cancel;
 	/* Before the threads: what the process said about itself.  In a
-	 * small skb it may not fit (up to 4 KiB): then it is left out. */
+	 * small skb it may not fit (up to 4 KiB): then it is left out.
+	 */
 	if (d->proc_data_len &&
 	    nla_put(skb, ACTRACK_A_PROCESS_DATA, d->proc_data_len,
 		    d->proc_data)) {
