@@ -118,9 +118,20 @@ $(O)/selftests/lib_urcu_bp_fork: LIBS += $(shell pkg-config --libs liburcu-bp 2>
 # cli_json embeds the schema (.incbin).
 $(O)/selftests/cli_json: docs/json-schema.json
 
-$(O)/bench/%: bench/%.c $(LIBA)
+$(O)/bench/%: bench/%.c bench/bench.h $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+# The LTTng-UST tracepoint provider (bench/lttng/) is built for make bench
+# only, where pkg-config finds lttng-ust (scripts/setup installs it);
+# without it bench/run prints "bench lttng_ust SKIP".
+LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
+$(O)/bench/lttng_ust: bench/lttng/lttng_ust.c bench/lttng/tp.h bench/bench.h \
+		$(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibench -Ibench/lttng \
+		$(shell pkg-config --cflags lttng-ust) $(LDFLAGS) -o $@ $< \
+		$(LIBA) $(LIBS) $(shell pkg-config --libs lttng-ust)
 
 $(O)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)
@@ -174,8 +185,10 @@ demo: all
 
 include fuzz/fuzz.mk
 
-bench: benches
-	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+# Every figure one line "bench NAME value= unit= baseline= ratio=" (see
+# bench/run and docs/benchmarks.md); callgrind and LTTng-UST included.
+bench: benches cli $(if $(LTTNG_UST),$(O)/bench/lttng_ust)
+	bench/run $(O)
 
 # make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=...]:
 # library, headers, pkg-config file, CLI and man pages (the module: `make
