@@ -39,11 +39,18 @@ static inline double bench_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Whole numbers (bytes, counts) exactly, others to 4 digits. */
+static inline int bench_digits(double v)
+{
+	return v == (double)(long long)v ? 15 : 4;
+}
+
 static inline void bench_line(const char *name, double value,
 			      const char *unit, double baseline)
 {
-	printf("bench %s value=%.6g unit=%s baseline=%.6g ratio=%.3g\n", name,
-	       value, unit, baseline, baseline ? value / baseline : 0.0);
+	printf("bench %s value=%.*g unit=%s baseline=%.*g ratio=%.3g\n", name,
+	       bench_digits(value), value, unit, bench_digits(baseline),
+	       baseline, baseline ? value / baseline : 0.0);
 	fflush(stdout);
 }
 
