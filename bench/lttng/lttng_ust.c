@@ -8,9 +8,13 @@
  * (LTTNG_UST_REGISTER_TIMEOUT) and refuses to measure a disabled
  * tracepoint: a number for an event nobody records would flatter LTTng.
  *
+ * `lttng_ust --loop N` records N events and nothing else, for bench/run's
+ * callgrind count of instructions per event.
+ *
  * Built only by `make bench` when pkg-config finds lttng-ust.
  * Medians of 9 runs; never an assertion.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +64,7 @@ static double measure(void (*fn)(unsigned long), unsigned long n)
 	return bench_median(r, RUNS);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char path[128];
 	struct actrack_opts o = {
@@ -69,9 +73,18 @@ int main(void)
 	};
 	double lttng_ns, word_ns;
 
+	bool loop = argc == 3 && !strcmp(argv[1], "--loop");
+
 	if (!tracepoint_enabled(actrack_bench, push)) {
+		if (loop)
+			return 3;
 		printf("bench lttng_ust SKIP the tracepoint is not enabled "
 		       "(no session daemon registered this process)\n");
+		return 0;
+	}
+	/* --loop N: N events only, for callgrind (toggle-collect lttng_loop) */
+	if (loop) {
+		lttng_loop(strtoul(argv[1 + 1], NULL, 0));
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/tmp/actrack-bench-lttng-%d",
