@@ -185,6 +185,17 @@ demo: all
 
 include fuzz/fuzz.mk
 
+# The kernel's cost, as ratios inside one boot of the 6.12 VM (optional,
+# slow: TCG): bench/vm/vmbench.c, packed as the only program of its own
+# build directory.
+$(O)/bench-vm/examples/vmbench: bench/vm/vmbench.c bench/bench.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+.PHONY: bench-vm
+bench-vm: $(O)/bench-vm/examples/vmbench
+	scripts/vmtest --kernel $${ACTRACK_BENCH_KERNEL:-6.12} \
+		--build-dir $(O)/bench-vm --test-timeout 1200 --run vmbench
+
 # Every figure one line "bench NAME value= unit= baseline= ratio=" (see
 # bench/run and docs/benchmarks.md); callgrind and LTTng-UST included.
 bench: benches cli $(if $(LTTNG_UST),$(O)/bench/lttng_ust)
