@@ -143,9 +143,20 @@ $(O)/selftests/cli_json $(O)/selftests/cli_stacks: docs/json-schema.json
 # private: not for the library built as its prerequisite).
 $(O)/selftests/cli_stacks: private CFLAGS += -O2 -fomit-frame-pointer
 
-$(O)/bench/%: bench/%.c $(LIBA)
+$(O)/bench/%: bench/%.c bench/bench.h $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+# The LTTng-UST tracepoint provider (bench/lttng/) is built for make bench
+# only, where pkg-config finds lttng-ust (scripts/setup installs it);
+# without it bench/run prints "bench lttng_ust SKIP".
+LTTNG_UST := $(shell pkg-config --exists lttng-ust 2>/dev/null && echo yes)
+$(O)/bench/lttng_ust: bench/lttng/lttng_ust.c bench/lttng/tp.h bench/bench.h \
+		$(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibench -Ibench/lttng \
+		$(shell pkg-config --cflags lttng-ust) $(LDFLAGS) -o $@ $< \
+		$(LIBA) $(LIBS) $(shell pkg-config --libs lttng-ust)
 
 $(O)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)
@@ -256,8 +267,21 @@ demo: all
 
 include fuzz/fuzz.mk
 
-bench: benches
-	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+# The kernel's cost, as ratios inside one boot of the 6.12 VM (optional,
+# slow: TCG): bench/vm/vmbench.c, packed as the only program of its own
+# build directory.
+$(O)/bench-vm/examples/vmbench: bench/vm/vmbench.c bench/bench.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+.PHONY: bench-vm
+bench-vm: $(O)/bench-vm/examples/vmbench
+	scripts/vmtest --kernel $${ACTRACK_BENCH_KERNEL:-6.12} \
+		--build-dir $(O)/bench-vm --test-timeout 1200 --run vmbench
+
+# Every figure one line "bench NAME value= unit= baseline= ratio=" (see
+# bench/run and docs/benchmarks.md); callgrind and LTTng-UST included.
+bench: benches cli $(if $(LTTNG_UST),$(O)/bench/lttng_ust)
+	bench/run $(O)
 
 # make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=...]:
 # library, headers, pkg-config file, CLI and man pages (the module: `make

@@ -18,10 +18,16 @@
  *                    are dropped pushes (token 0) that retry at most once
  *                    a second, so this is what a broken setup costs.
  *   precise clock    the floor plus clock_gettime(CLOCK_MONOTONIC):
- *                    Chromium's way, for comparison.
+ *                    Chromium's way (its ActivityTracker stamps each
+ *                    push with base::TimeTicks::Now()), for comparison.
  *
  * Numbers are the median of 9 runs of N iterations each; these machines
- * are noisy, so no number here is ever an assertion.
+ * are noisy, so no number here is ever an assertion.  Each is one line
+ * "bench NAME value=... unit=ns baseline=FLOOR ratio=..." (bench.h).
+ *
+ * `push_pop --loop VARIANT N` runs only N pairs of one variant (floor,
+ * chromium, file, word) in its loop function, for bench/run's callgrind
+ * count of instructions per pair.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -32,24 +38,10 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "actrack.h"
+#include "bench.h"
 
 #define N	20000000UL
 #define RUNS	9
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 struct fake {
 	uint32_t depth, version;
@@ -126,13 +118,12 @@ static double measure(void (*fn)(unsigned long, int), int arg)
 	double r[RUNS];
 
 	for (int k = 0; k < RUNS; k++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bench_now_ns();
 
 		fn(N / 4, arg);
-		r[k] = (double)(now_ns() - t0) / (double)(N / 4);
+		r[k] = (double)(bench_now_ns() - t0) / (double)(N / 4);
 	}
-	qsort(r, RUNS, sizeof(r[0]), cmp_double);
-	return r[RUNS / 2];
+	return bench_median(r, RUNS);
 }
 
 static void run_bare(unsigned long n, int ck)
@@ -259,7 +250,41 @@ static double measure_full_arena(void)
 	return ns;
 }
 
-int main(void)
+/*
+ * One variant only, for callgrind (--toggle-collect on bare or
+ * lib_push_pop): no timing, no ticker (the clock word is a plain
+ * variable: its load is the same instruction).
+ */
+static int loop_only(const char *variant, unsigned long n)
+{
+	char path[128];
+	struct actrack_opts o = {
+		.sz = sizeof(o), .arena_path = path,
+		.flags = ACTRACK_INIT_NO_MODULE | ACTRACK_INIT_NO_MODULES,
+	};
+
+	if (!strcmp(variant, "floor")) {
+		bare(n, CLK_NONE);
+		return 0;
+	}
+	if (!strcmp(variant, "chromium")) {
+		bare(n, CLK_PRECISE);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/tmp/actrack-bench-loop-%d",
+		 (int)getpid());
+	if (actrack_init(&o) || actrack_thread_init("loop"))
+		return 1;
+	unlink(path);
+	if (!strcmp(variant, "word"))
+		actrack__tls.clock = &clock_word;
+	else if (strcmp(variant, "file"))
+		return 2;
+	lib_push_pop(n);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	char path[128];
 	struct actrack_opts o = {
@@ -271,6 +296,13 @@ int main(void)
 	double old_word_ns, noarena_ns, full_ns;
 	pthread_t th;
 	int ret;
+
+	if (argc == 4 && !strcmp(argv[1], "--loop"))
+		return loop_only(argv[2], strtoul(argv[3], NULL, 0));
+	if (argc != 1) {
+		fprintf(stderr, "usage: push_pop [--loop floor|chromium|file|word N]\n");
+		return 2;
+	}
 
 	/* Before anything attaches: a full arena in a child of its own, then
 	 * an environment that names no usable arena. */
@@ -306,23 +338,16 @@ int main(void)
 	pthread_join(th, NULL);
 	unlink(path);
 
-	printf("push+pop cost, ns per pair (median of %d x %lu)\n", RUNS,
-	       N / 4);
-	printf("  %-34s %6.2f\n", "baseline: bare stores", floor_ns);
-	printf("  %-34s %6.2f\n", "baseline: bare + COARSE clock", coarse_ns);
-	printf("  %-34s %6.2f\n", "baseline: bare + MONOTONIC clock",
-	       precise_ns);
-	printf("  %-34s %6.2f   (target <= 8)\n",
-	       "libactrack, file arena", file_ns);
-	printf("  %-34s %6.2f   (target <= 3)\n",
-	       "libactrack, kernel clock word", word_ns);
-	printf("  %-34s %6.2f   (file arena)\n",
-	       "baseline: pop without token guard", old_ns);
-	printf("  %-34s %6.2f   (kernel clock word)\n",
-	       "baseline: pop without token guard", old_word_ns);
-	printf("  %-34s %6.2f   ($ACTRACK_ARENA: missing directory)\n",
-	       "no arena: attach failed", noarena_ns);
-	printf("  %-34s %6.2f   (thread without a tracker)\n",
-	       "no arena: arena full", full_ns);
+	/* Baseline of every line: the bare stores of the same run. */
+	bench_line("push_pop_floor", floor_ns, "ns", floor_ns);
+	bench_line("push_pop_module_clock_word", word_ns, "ns", floor_ns);
+	bench_line("push_pop_file_arena", file_ns, "ns", floor_ns);
+	bench_line("push_pop_floor_coarse_clock", coarse_ns, "ns", floor_ns);
+	bench_line("push_pop_chromium_monotonic", precise_ns, "ns", floor_ns);
+	bench_line("push_pop_file_unguarded_pop", old_ns, "ns", floor_ns);
+	bench_line("push_pop_word_unguarded_pop", old_word_ns, "ns", floor_ns);
+	bench_line("push_pop_no_arena_attach_failed", noarena_ns, "ns",
+		   floor_ns);
+	bench_line("push_pop_no_arena_full", full_ns, "ns", floor_ns);
 	return 0;
 }
