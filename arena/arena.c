@@ -397,10 +397,11 @@ static void arena_set_owner(void *payload, const struct actrack_owner *owner)
  * record that is not yet published (data_id 0, which readers skip).  Every
  * reader re-checks the type, and for owned records the data_id, after an
  * acquire fence and drops what it copied.  Plain memset on purpose: in the
- * kernel it clears up to 64 KiB.  Not inlined, so that ThreadSanitizer's
- * suppression (selftests/actrack/tsan.supp) names this function and no other.
+ * kernel it clears up to 64 KiB.  ThreadSanitizer's suppression
+ * (selftests/actrack/tsan.supp) names this function, inlined or not (its
+ * reports name inlined frames), and no other.
  */
-static __attribute__((__noinline__)) void arena_wipe(void *p, __u32 len)
+static void arena_wipe(void *p, __u32 len)
 {
 	memset(p, 0, len);
 }
@@ -885,11 +886,12 @@ bool actrack_arena_free(struct actrack_arena *a, __u32 ref, __u32 type)
  * fail.
  */
 static bool free_unpublished(struct actrack_arena *a, __u32 ref, __u32 type,
-			     const struct actrack_owner_key *k)
+			     const struct actrack_owner_key *k,
+			     actrack_tid_filter filter, void *ctx)
 {
 	struct actrack_owner *o;
 	struct actrack_block *b;
-	__u32 payload;
+	__u32 payload, tid;
 
 	o = owned_record(a, ref, type, &b, &payload);
 	if (!o)
@@ -897,7 +899,9 @@ static bool free_unpublished(struct actrack_arena *a, __u32 ref, __u32 type,
 	if (at_cas(&o->data_id, 0, AT_DATA_ID_CLAIMED) != 0)
 		return false;
 	at_fence_acquire();
-	if (!actrack_owner_matches(o, k)) {
+	tid = filter ? at_load(&o->tid) : 0;
+	if (!actrack_owner_matches(o, k) ||
+	    (filter && (!tid || !filter(ctx, tid)))) {
 		/* Someone else's now; it may publish over our claim. */
 		at_cas(&o->data_id, AT_DATA_ID_CLAIMED, 0);
 		return false;
@@ -964,7 +968,7 @@ int actrack_arena_free_owned_by(struct actrack_arena *a,
 		 * allocating it and publishing it.  Nobody else will ever
 		 * publish it, so it is ours to free like a published one.
 		 */
-		if (!id ? free_unpublished(a, ref, type, k) :
+		if (!id ? free_unpublished(a, ref, type, k, filter, ctx) :
 			  free_owned(a, ref, type, id))
 			freed++;
 	}

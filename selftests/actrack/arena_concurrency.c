@@ -647,6 +647,7 @@ TEST(copy_thread_while_tracker_is_freed_and_reused)
 struct aba_ctx {
 	struct actrack_arena a;
 	int *done;
+	pthread_mutex_t *creating;
 	__u64 damaged, lost, unfreed, created, cleaned;
 };
 
@@ -686,7 +687,16 @@ static void *aba_dead(void *arg)
 	int i;
 
 	for (i = 0; i < ABA_ROUNDS; i++) {
+		/*
+		 * A dead process writes nothing: the cleaner must not see
+		 * pid 1 half-made, or it frees the record under this thread's
+		 * remaining stores, which then land in whoever reuses the
+		 * block (pid 2): damage of the test's making, which a real
+		 * dead owner cannot cause.
+		 */
+		pthread_mutex_lock(x->creating);
 		ref = aba_thread(&x->a, 1, &id, &th);
+		pthread_mutex_unlock(x->creating);
 		if (ref && (i & 1))
 			actrack_arena_free_owned(&x->a, ref,
 						 ACTRACK_TYPE_THREAD, id);
@@ -738,8 +748,11 @@ static void *aba_cleaner(void *arg)
 {
 	struct aba_ctx *x = arg;
 
-	while (__atomic_load_n(x->done, __ATOMIC_ACQUIRE) < 2)
+	while (__atomic_load_n(x->done, __ATOMIC_ACQUIRE) < 2) {
+		pthread_mutex_lock(x->creating);
 		x->cleaned += actrack_arena_free_owner(&x->a, 1, 1, 0);
+		pthread_mutex_unlock(x->creating);
+	}
 	x->cleaned += actrack_arena_free_owner(&x->a, 1, 1, 0);
 	return NULL;
 }
@@ -747,6 +760,7 @@ static void *aba_cleaner(void *arg)
 TEST(free_owner_races_with_reuse_by_live_owner)
 {
 	__u64 cleaned = 0, created = 0;
+	pthread_mutex_t creating = PTHREAD_MUTEX_INITIALIZER;
 	struct aba_ctx x[3];
 	pthread_t th[3];
 	struct tarena t;
@@ -759,6 +773,7 @@ TEST(free_owner_races_with_reuse_by_live_owner)
 			memset(&x[i], 0, sizeof(x[i]));
 			x[i].a = t.a;
 			x[i].done = &done;
+			x[i].creating = &creating;
 		}
 		ASSERT_EQ(0, pthread_create(&th[2], NULL, aba_cleaner, &x[2]));
 		ASSERT_EQ(0, pthread_create(&th[0], NULL, aba_dead, &x[0]));
