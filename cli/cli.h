@@ -71,6 +71,10 @@ uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot);
 bool cli_same_boot(const struct actrack_snapshot *s);
 /* Process @p (pid and start time) is still running (meaningful only when
  * cli_same_boot()). */
+/* @p's pid is of another pid namespace than ours: /proc cannot tell
+ * whether it runs, and the pid names someone else here. */
+bool cli_process_foreign(const struct actrack_snap_process *p);
+/* @p (pid, start time) still runs; never for a foreign process. */
 bool cli_process_running(const struct actrack_snap_process *p);
 /* @s is a saved image (actrack save) that says when it was saved: its ages
  * are measured from then, and it never changes. */

@@ -16,7 +16,8 @@ static const char ps_help[] =
 "             of it, told apart by their start time)\n"
 "    STATE    running if that pid still names the process that started at\n"
 "             that time, exited if not; '-' for an arena of another (or\n"
-"             an unknown) boot, where it cannot be told\n"
+"             an unknown) boot, or a process of another pid namespace\n"
+"             (a container's), where it cannot be told\n"
 "    PHASE    its phase: launched, main-loop-started, shutdown-started,\n"
 "             exited-cleanly, ...; '-' if only its threads are recorded\n"
 "    AGE      time since the process attached, on the arena's clock\n"
@@ -64,8 +65,8 @@ int cmd_ps(int argc, char **argv)
 				     now > p->launch_time_ns ?
 				     now - p->launch_time_ns : 0);
 		printf("%7u  %-7s  %-17s  %9s  %7u  ", p->pid,
-		       !same_boot ? "-" : cli_process_running(p) ? "running" :
-		       "exited",
+		       !same_boot || cli_process_foreign(p) ? "-" :
+		       cli_process_running(p) ? "running" : "exited",
 		       p->has_record ? actrack_phase_name(p->phase) : "-",
 		       p->has_record ? age : "-", p->nr_threads);
 		if (p->has_record)

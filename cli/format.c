@@ -183,10 +183,34 @@ bool cli_same_boot(const struct actrack_snapshot *s)
 	       !memcmp(s->header.boot_id, id, sizeof(id));
 }
 
+/* The inode of our pid namespace, 0 where /proc does not say. */
+static uint32_t own_pid_ns(void)
+{
+	static uint32_t ns;
+	static bool known;
+	struct stat st;
+
+	if (!known) {
+		ns = stat("/proc/self/ns/pid", &st) ? 0 : (uint32_t)st.st_ino;
+		known = true;
+	}
+	return ns;
+}
+
+bool cli_process_foreign(const struct actrack_snap_process *p)
+{
+	uint32_t ns = own_pid_ns();
+
+	return p->pid_ns && ns && p->pid_ns != ns;
+}
+
 bool cli_process_running(const struct actrack_snap_process *p)
 {
 	uint64_t ticks;
 
+	/* Our /proc says nothing about another namespace's pid. */
+	if (cli_process_foreign(p))
+		return false;
 	return !actrack_read_start_ticks((pid_t)p->pid, &ticks) &&
 	       ticks == p->start_ticks;
 }

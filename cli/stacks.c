@@ -663,6 +663,11 @@ static void collect_process(struct stacks *st, struct stack_thread *t,
 			p = &st->snap->processes[i];
 	sp->live.pid = t[0].pid;
 	sp->live.start_ticks = t[0].start_ticks;
+	if (p && cli_process_foreign(p)) {
+		fail_rest(t, n, "process of another pid namespace: not "
+			  "stopped");
+		return;
+	}
 	if (!p || !cli_process_running(p)) {
 		fail_rest(t, n, "process no longer running");
 		return;

@@ -185,4 +185,39 @@ TEST_F(ns, cli_collect_says_what_it_kept_and_why)
 		     "kept\n", self->r.out);
 }
 
+/* Our own pid and start time, claimed by a process of another namespace:
+ * ps must not call it running (nor exited): it cannot tell. */
+TEST_F(ns, ps_does_not_judge_a_process_of_another_namespace)
+{
+	char *argv[] = { "actrack", "--arena", self->path, "ps", NULL };
+	struct actrack_arena_header *h = self->b.a.base;
+	uint32_t here = self_pid_ns();
+	uint64_t ticks;
+	char line[128];
+	uint32_t ref;
+
+	if (!here)
+		SKIP(return, "no /proc/self/ns/pid");
+	ASSERT_EQ(0, actrack_read_start_ticks(getpid(), &ticks));
+	/* this boot's arena, or ps says '-' for everything */
+	ASSERT_EQ(0, actrack_boot_id(h->boot_id));
+	ref = build_process(&self->b, (uint32_t)getpid(), ticks, 0, 1, 5,
+			    "theirs", 7);
+	ASSERT_NE(0u, ref);
+	set_ns(&self->b, ref, ACTRACK_TYPE_PROCESS, here + 1);
+	ref = build_process(&self->b, (uint32_t)getpid(), ticks, 0, 1, 5,
+			    "ours", 5);
+	ASSERT_NE(0u, ref);
+	set_ns(&self->b, ref, ACTRACK_TYPE_PROCESS, here);
+	ASSERT_EQ(0, write_file(self->path, self->b.a.base, SIZE));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	snprintf(line, sizeof(line), "%7d  running", (int)getpid());
+	EXPECT_NE(NULL, strstr(self->r.out, line));
+	snprintf(line, sizeof(line), "%7d  -      ", (int)getpid());
+	EXPECT_NE(NULL, strstr(self->r.out, line)) {
+		TH_LOG("ps said:\n%s", self->r.out);
+	}
+}
+
 TEST_HARNESS_MAIN
