@@ -19,9 +19,22 @@
  * that are on this machine's disk; it is the same parser eu-addr2line uses.
  *
  * Cost: processes forked from one parent usually have identical module
- * lists, so one libdwfl session serves every process with the same list;
- * files are opened lazily, the first time a pc falls into them.  Sessions
- * are kept across snapshots (actrack top), at most SYM_MAX_SESSIONS.
+ * lists, so one session (the list, sorted for the range lookup) serves
+ * every process with the same list; sessions are kept across snapshots
+ * (actrack top), at most SYM_MAX_SESSIONS.  The files are not per session:
+ * each (path, build-id) is opened once, lazily (the first time a pc falls
+ * into it), in a libdwfl session of its own at load bias 0 and asked about
+ * pc - bias, so processes that map one library at different addresses
+ * (ASLR) share its parsed ELF and DWARF; at most SYM_MAX_FILES are kept
+ * open, least recently used closed first.  And since the answer for a
+ * file address depends only on the file, it is cached, keyed by (file,
+ * address in the file): a thousand threads blocked at the same few pushes
+ * cost a few DWARF walks, not a thousand.  The cache is a fixed
+ * open-addressing table: arena data is untrusted and may name millions of
+ * distinct addresses, so once it holds SYM_CACHE_MAX entries (or
+ * SYM_CACHE_STR_MAX bytes of names) it stops taking new ones and the
+ * lookups past that are simply not cached.  Everything is freed by
+ * sym_free().
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -36,13 +49,35 @@
 #include "symbolize.h"
 
 #define SYM_MAX_SESSIONS	64
+/* Each open file holds an fd and its parsed ELF/DWARF; well below the
+ * usual limit of 1024 fds. */
+#define SYM_MAX_FILES		128
+#define SYM_CACHE_SLOTS		4096	/* a power of two */
+#define SYM_CACHE_STR_MAX	(4U << 20)
+
+/*
+ * One ELF file as a process's MODULE record names it, reported to a libdwfl
+ * session of its own at load bias 0: whatever the bias of the process that
+ * mapped it, it is asked about the address in the file (pc - bias).
+ */
+struct sym_file {
+	uint64_t serial;		/* never reused: the cache's key */
+	uint64_t last_used;
+	uint8_t build_id_size;		/* recorded, 0: none */
+	uint8_t build_id[ACTRACK_BUILD_ID_MAX];
+	char path[ACTRACK_PATH_MAX];	/* recorded */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;		/* NULL: module+offset only */
+	const char *note;		/* why mod is NULL */
+};
 
 struct sym_module {
 	const struct actrack_snap_module *rec;	/* in the session's copy */
 	uint64_t start, end;		/* from the record: base+vaddr+size */
-	bool tried;			/* opened (or failed to) */
-	Dwfl_Module *mod;		/* NULL: module+offset only */
-	const char *note;		/* why mod is NULL */
+	/* Its sym_file, valid while sym->files[file] has this serial (files
+	 * are closed behind the sessions' back). */
+	uint32_t file;
+	uint64_t file_serial;		/* 0: not looked up yet */
 };
 
 struct sym_session {
@@ -50,16 +85,41 @@ struct sym_session {
 	uint32_t nr_ranges;			/* usable ranges in mods */
 	struct actrack_snap_module *recs;	/* copy: the cache key */
 	struct sym_module *mods;		/* sorted by start */
-	Dwfl *dwfl;
 	uint64_t last_used;
+};
+
+/*
+ * What a file says about one of its addresses, all but module and
+ * module_offset of struct sym_info (those come from the record).  The
+ * strings live in @strs, one allocation; the notes are literals.
+ */
+struct sym_entry {
+	uint64_t serial;		/* of the file; 0: empty slot */
+	uint64_t offset;		/* address in the file */
+	const char *function, *inlined_in, *file, *note;
+	uint64_t function_offset;
+	int line;
+	char *strs;
 };
 
 struct symbolizer {
 	uint32_t nr;
 	struct sym_session *sessions[SYM_MAX_SESSIONS];
-	uint64_t tick;
+	uint32_t nr_files;
+	struct sym_file *files[SYM_MAX_FILES];
+	uint64_t tick, serial;
 	char *inlined_name;		/* strdup of the last inline scope */
+	struct sym_entry *cache;	/* SYM_CACHE_SLOTS, on first use */
+	uint32_t cache_used;
+	size_t cache_bytes;		/* of the entries' strings */
 };
+
+/* Linear probing needs an empty slot to end a miss: never fill it up. */
+#define SYM_CACHE_MAX_USED	(SYM_CACHE_SLOTS / 4 * 3)
+_Static_assert(SYM_CACHE_MAX == SYM_CACHE_MAX_USED,
+	       "symbolize.h's SYM_CACHE_MAX is the table's limit");
+_Static_assert(!(SYM_CACHE_SLOTS & (SYM_CACHE_SLOTS - 1)),
+	       "SYM_CACHE_SLOTS must be a power of two");
 
 static const Dwfl_Callbacks offline_callbacks = {
 	/* Only used for modules we could not open ourselves; we never ask. */
@@ -79,11 +139,18 @@ static void session_free(struct sym_session *s)
 {
 	if (!s)
 		return;
-	if (s->dwfl)
-		dwfl_end(s->dwfl);
 	free(s->mods);
 	free(s->recs);
 	free(s);
+}
+
+static void file_free(struct sym_file *f)
+{
+	if (!f)
+		return;
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	free(f);
 }
 
 void sym_free(struct symbolizer *sym)
@@ -92,6 +159,11 @@ void sym_free(struct symbolizer *sym)
 		return;
 	for (uint32_t i = 0; i < sym->nr; i++)
 		session_free(sym->sessions[i]);
+	for (uint32_t i = 0; i < sym->nr_files; i++)
+		file_free(sym->files[i]);
+	for (uint32_t i = 0; sym->cache && i < SYM_CACHE_SLOTS; i++)
+		free(sym->cache[i].strs);
+	free(sym->cache);
 	free(sym->inlined_name);
 	free(sym);
 }
@@ -218,10 +290,9 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* Open the module's file and hand it to libdwfl; set m->note if not. */
-static void load_module(struct sym_session *s, struct sym_module *m)
+/* Open the file @f names and hand it to libdwfl; set f->note if not. */
+static void load_file(struct sym_file *f)
 {
-	const struct actrack_snap_module *r = m->rec;
 	char path[ACTRACK_PATH_MAX];
 	const unsigned char *bits;
 	GElf_Addr id_vaddr;
@@ -229,56 +300,195 @@ static void load_module(struct sym_session *s, struct sym_module *m)
 	size_t len;
 	int fd, n;
 
-	m->tried = true;
-	snprintf(path, sizeof(path), "%s", r->path);
+	snprintf(path, sizeof(path), "%s", f->path);
 	/* readlink(/proc/self/exe) of a binary replaced while it ran. */
 	len = strlen(path);
 	if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
 		path[len - 10] = 0;
 	if (path[0] != '/') {
-		m->note = path[0] ? "not an absolute path" : NULL;
+		f->note = path[0] ? "not an absolute path" : NULL;
 		return;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		m->note = "file not found";
+		f->note = "file not found";
 		return;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		m->note = "not a regular file";
+		f->note = "not a regular file";
 		return;
 	}
-	if (!s->dwfl) {
-		s->dwfl = dwfl_begin(&offline_callbacks);
-		if (!s->dwfl) {
-			close(fd);
-			m->note = "libdwfl failed";
-			return;
-		}
-	}
-	dwfl_report_begin_add(s->dwfl);
-	/*
-	 * The record's base is the load bias (dl_iterate_phdr's dlpi_addr),
-	 * so add_p_vaddr is true: libdwfl places the file at bias + p_vaddr,
-	 * which is right for prelinked libraries too.  On success libdwfl
-	 * owns fd; on failure it is still ours.
-	 */
-	m->mod = dwfl_report_elf(s->dwfl, base_name(path), path, fd, r->base,
-				 true);
-	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (!m->mod) {
+	f->dwfl = dwfl_begin(&offline_callbacks);
+	if (!f->dwfl) {
 		close(fd);
-		m->note = "not an ELF file";
+		f->note = "libdwfl failed";
 		return;
 	}
-	n = dwfl_module_build_id(m->mod, &bits, &id_vaddr);
-	if (r->build_id_size &&
-	    (n != r->build_id_size || memcmp(bits, r->build_id, (size_t)n))) {
-		/* Another build of the file: its symbols would lie. */
-		m->mod = NULL;
-		m->note = "build-id mismatch";
+	dwfl_report_begin(f->dwfl);
+	/*
+	 * At load bias 0 and with add_p_vaddr, libdwfl places the file at its
+	 * own p_vaddr, so the address to ask about is pc minus the record's
+	 * base, the process's load bias (dl_iterate_phdr's dlpi_addr): right
+	 * for prelinked libraries too.  On success libdwfl owns fd; on
+	 * failure it is still ours.
+	 */
+	f->mod = dwfl_report_elf(f->dwfl, base_name(path), path, fd, 0, true);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->mod) {
+		close(fd);
+		f->note = "not an ELF file";
+		return;
 	}
+	n = dwfl_module_build_id(f->mod, &bits, &id_vaddr);
+	if (f->build_id_size &&
+	    (n != f->build_id_size || memcmp(bits, f->build_id, (size_t)n))) {
+		/* Another build of the file: its symbols would lie. */
+		f->mod = NULL;
+		f->note = "build-id mismatch";
+	}
+}
+
+/*
+ * The file of range @m: the one open for its (path, build-id), else newly
+ * opened, in place of the least recently used when SYM_MAX_FILES are.
+ * NULL on ENOMEM.
+ */
+static struct sym_file *module_file(struct symbolizer *sym,
+				    struct sym_module *m)
+{
+	const struct actrack_snap_module *r = m->rec;
+	struct sym_file *f;
+	uint32_t slot = 0;
+
+	if (m->file_serial && m->file < sym->nr_files &&
+	    sym->files[m->file]->serial == m->file_serial) {
+		f = sym->files[m->file];
+		goto found;
+	}
+	for (slot = 0; slot < sym->nr_files; slot++) {
+		f = sym->files[slot];
+		if (f->build_id_size == r->build_id_size &&
+		    !memcmp(f->build_id, r->build_id, r->build_id_size) &&
+		    !strcmp(f->path, r->path))
+			goto remember;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->serial = ++sym->serial;
+	f->build_id_size = r->build_id_size;
+	memcpy(f->build_id, r->build_id, r->build_id_size);
+	memcpy(f->path, r->path, sizeof(f->path));
+	load_file(f);
+	if (sym->nr_files < SYM_MAX_FILES) {
+		slot = sym->nr_files++;
+	} else {
+		/* Its cache entries stay, unreachable: no serial repeats. */
+		slot = 0;
+		for (uint32_t i = 1; i < sym->nr_files; i++)
+			if (sym->files[i]->last_used <
+			    sym->files[slot]->last_used)
+				slot = i;
+		file_free(sym->files[slot]);
+	}
+	sym->files[slot] = f;
+remember:
+	m->file = slot;
+	m->file_serial = f->serial;
+found:
+	f->last_used = ++sym->tick;
+	return f;
+}
+
+/* ---- the cache: (file, address in it) -> what libdw said ------------- */
+
+static uint32_t cache_hash(uint64_t serial, uint64_t offset)
+{
+	uint64_t h = offset ^ (serial * 0x9e3779b97f4a7c15ULL);
+
+	/* Pushes sit a few bytes apart: mix the low bits into the index. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (uint32_t)h & (SYM_CACHE_SLOTS - 1);
+}
+
+static const struct sym_entry *cache_find(const struct symbolizer *sym,
+					  uint64_t serial, uint64_t offset)
+{
+	uint32_t i = cache_hash(serial, offset);
+
+	if (!sym->cache)
+		return NULL;
+	/* Ends: the table always has an empty slot (SYM_CACHE_MAX). */
+	for (; sym->cache[i].serial; i = (i + 1) & (SYM_CACHE_SLOTS - 1))
+		if (sym->cache[i].serial == serial &&
+		    sym->cache[i].offset == offset)
+			return &sym->cache[i];
+	return NULL;
+}
+
+/* Copy @s to *@pos and advance it; NULL stays NULL. */
+static const char *cache_str(char **pos, const char *s)
+{
+	char *d = *pos;
+
+	if (!s)
+		return NULL;
+	*pos = stpcpy(d, s) + 1;
+	return d;
+}
+
+/* Keep @out's answer for (@serial, @offset), if there is room. */
+static void cache_insert(struct symbolizer *sym, uint64_t serial,
+			 uint64_t offset, const struct sym_info *out)
+{
+	const char *strs[] = { out->function, out->inlined_in, out->file };
+	struct sym_entry *e;
+	size_t len = 0;
+	uint32_t i;
+	char *pos;
+
+	if (sym->cache_used >= SYM_CACHE_MAX)
+		return;
+	for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
+		len += strs[k] ? strlen(strs[k]) + 1 : 0;
+	if (len > SYM_CACHE_STR_MAX - sym->cache_bytes)
+		return;
+	if (!sym->cache) {
+		sym->cache = calloc(SYM_CACHE_SLOTS, sizeof(*sym->cache));
+		if (!sym->cache)
+			return;
+	}
+	i = cache_hash(serial, offset);
+	while (sym->cache[i].serial)
+		i = (i + 1) & (SYM_CACHE_SLOTS - 1);
+	e = &sym->cache[i];
+	e->strs = malloc(len ? len : 1);
+	if (!e->strs)
+		return;
+	pos = e->strs;
+	e->function = cache_str(&pos, out->function);
+	e->inlined_in = cache_str(&pos, out->inlined_in);
+	e->file = cache_str(&pos, out->file);
+	e->note = out->note;
+	e->function_offset = out->function_offset;
+	e->line = out->line;
+	e->offset = offset;
+	e->serial = serial;
+	sym->cache_used++;
+	sym->cache_bytes += len;
+}
+
+static void cache_fill(const struct sym_entry *e, struct sym_info *out)
+{
+	out->function = e->function;
+	out->function_offset = e->function_offset;
+	out->inlined_in = e->inlined_in;
+	out->file = e->file;
+	out->line = e->line;
+	out->note = e->note;
 }
 
 #define MAX_CUS		100000
@@ -480,43 +690,32 @@ set_name:
 	free(scopes);
 }
 
-bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
-		uint64_t pc, struct sym_info *out)
+/*
+ * What the file @f says about its address @addr (a pc minus the load bias
+ * of the process it was taken in): function, inline scope, source line,
+ * or a note.  Depends on nothing but @f and @addr: the cache's premise.
+ */
+static void lookup_file(struct symbolizer *sym, struct sym_file *f,
+			uint64_t addr, struct sym_info *out)
 {
-	struct sym_session *s;
-	struct sym_module *m;
 	const char *name;
 	GElf_Off off;
 	GElf_Sym esym;
 	Dwfl_Line *line;
 
-	memset(out, 0, sizeof(*out));
-	if (!sym || !p || !pc || !p->nr_modules)
-		return false;
-	s = find_session(sym, p);
-	if (!s)
-		return false;
-	m = find_module(s, pc);
-	if (!m)
-		return false;
-	out->module = m->rec->path;
-	out->module_offset = pc - m->rec->base;
-	if (!m->tried)
-		load_module(s, m);
-	out->note = m->note;
-	if (!m->mod)
-		return true;
-	/* libdwfl's own idea of the module must agree with the record's. */
-	if (dwfl_addrmodule(s->dwfl, pc) != m->mod) {
+	/* libdwfl's own idea of the file's extent must agree with the
+	 * record's. */
+	if (dwfl_addrmodule(f->dwfl, addr) != f->mod) {
 		out->note = "address outside the file's segments";
-		return true;
+		return;
 	}
-	name = dwfl_module_addrinfo(m->mod, pc, &off, &esym, NULL, NULL, NULL);
+	name = dwfl_module_addrinfo(f->mod, addr, &off, &esym, NULL, NULL,
+				    NULL);
 	if (name && *name) {
 		out->function = name;
 		out->function_offset = off;
 	}
-	line = dwfl_module_getsrc(m->mod, pc);
+	line = dwfl_module_getsrc(f->mod, addr);
 	if (line) {
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL,
@@ -529,8 +728,8 @@ bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
 	} else {
 		/* No .debug_aranges (clang): the unit's own line table. */
 		Dwarf_Addr bias;
-		Dwarf_Die *cu = find_cu(m->mod, pc, &bias);
-		Dwarf_Line *dl = cu ? dwarf_getsrc_die(cu, pc - bias) : NULL;
+		Dwarf_Die *cu = find_cu(f->mod, addr, &bias);
+		Dwarf_Line *dl = cu ? dwarf_getsrc_die(cu, addr - bias) : NULL;
 		int lineno = 0;
 		const char *file = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
 
@@ -539,7 +738,49 @@ bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
 			out->line = lineno;
 		}
 	}
-	refine_scopes(sym, m->mod, pc, out);
+	refine_scopes(sym, f->mod, addr, out);
+}
+
+bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
+		uint64_t pc, struct sym_info *out)
+{
+	const struct sym_entry *e;
+	struct sym_session *s;
+	struct sym_module *m;
+	struct sym_file *f;
+	uint64_t addr;
+
+	memset(out, 0, sizeof(*out));
+	if (!sym || !p || !pc || !p->nr_modules)
+		return false;
+	s = find_session(sym, p);
+	if (!s)
+		return false;
+	m = find_module(s, pc);
+	if (!m)
+		return false;
+	addr = pc - m->rec->base;
+	out->module = m->rec->path;
+	out->module_offset = addr;
+	f = module_file(sym, m);
+	if (!f) {
+		out->note = "out of memory";
+		return true;
+	}
+	out->note = f->note;
+	if (!f->mod)
+		return true;
+	e = cache_find(sym, f->serial, addr);
+	if (e) {
+		cache_fill(e, out);
+		return true;
+	}
+	lookup_file(sym, f, addr, out);
+	cache_insert(sym, f->serial, addr, out);
+	/* The copies outlive the file (and the next inline scope). */
+	e = cache_find(sym, f->serial, addr);
+	if (e)
+		cache_fill(e, out);
 	return true;
 }
 

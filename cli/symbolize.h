@@ -16,7 +16,8 @@
 struct symbolizer;
 
 /* What is known about one address; strings point into the symbolizer (or
- * the snapshot) and stay valid until sym_free(). */
+ * the snapshot) and stay valid until the next call on the symbolizer (its
+ * cache keeps most of them until sym_free(), but not all). */
 struct sym_info {
 	const char *module;		/* path of the containing module */
 	uint64_t module_offset;		/* pc - load bias (addr2line's) */
@@ -28,8 +29,15 @@ struct sym_info {
 	const char *note;		/* why less is known, or NULL */
 };
 
-/* A symbolizer; caches one libdwfl session per distinct module list, so
- * it can be kept across snapshots (actrack top).  NULL on ENOMEM. */
+/*
+ * Distinct (file, address in the file) answers a symbolizer keeps: past
+ * these, lookups are still right, only not cached (symbolize.c).
+ */
+#define SYM_CACHE_MAX		3072
+
+/* A symbolizer; caches the module lists it met, the files they name and
+ * the answers per address, so it can be kept across snapshots (actrack
+ * top).  NULL on ENOMEM. */
 struct symbolizer *sym_new(void);
 void sym_free(struct symbolizer *sym);
 

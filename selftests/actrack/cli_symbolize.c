@@ -7,11 +7,14 @@
  * pc is symbolized after its process is gone, and the module records are
  * not trusted: another build of the file (build-id mismatch), a missing
  * file, a relative path or a FIFO give module+offset and a note, never
- * wrong symbols or a hang; without module records, the raw address.
+ * wrong symbols or a hang; without module records, the raw address.  The
+ * symbolizer's cache (per file and address in the file) keeps processes
+ * with different load biases apart and stays right past its size.
  */
 #include <sys/prctl.h>
 #include "snapshot_helpers.h"
 #include "test_harness.h"
+#include "../../cli/symbolize.h"	/* SYM_CACHE_MAX */
 
 #define LOG_ON_FAILURE(r)						\
 	do {								\
@@ -351,6 +354,295 @@ TEST_F(sym, no_module_records_give_the_raw_address)
 	EXPECT_STREQ(want, text);
 	EXPECT_NE(NULL, strstr(self->r.out, "\"module\": null"));
 	EXPECT_EQ(NULL, strstr(self->r.out, "symbolize_me_please"));
+}
+
+/* ---- the symbolizer's cache ------------------------------------------ */
+
+/* One activity of a dump: its object and its "symbol" object, verbatim. */
+struct act_sym {
+	uint64_t object;
+	char *symbol;
+};
+
+/* Every activity of a `dump --json` document @out, in document order. */
+static struct act_sym *parse_activities(const char *out, uint32_t *nr)
+{
+	struct act_sym *v = NULL;
+	const char *p = out;
+	uint32_t n = 0, cap = 0;
+
+	while ((p = strstr(p, "\"object\": "))) {
+		const char *sym, *end;
+		uint64_t object;
+
+		p += 10;
+		object = strtoull(p + (*p == '"'), NULL, 10);
+		sym = strstr(p, "\"symbol\": ");
+		if (!sym)
+			break;
+		sym += 10;
+		/* A symbol object has no nested object; null if no origin. */
+		end = *sym == '{' ? strchr(sym, '}') : sym + 3;
+		if (!end)
+			break;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				return NULL;
+		}
+		v[n].object = object;
+		v[n].symbol = strndup(sym, (size_t)(end - sym + 1));
+		n++;
+		p = end;
+	}
+	*nr = n;
+	return v;
+}
+
+static void free_activities(struct act_sym *v, uint32_t nr)
+{
+	for (uint32_t i = 0; v && i < nr; i++)
+		free(v[i].symbol);
+	free(v);
+}
+
+static const char *symbol_of(const struct act_sym *v, uint32_t nr,
+			     uint64_t object)
+{
+	for (uint32_t i = 0; i < nr; i++)
+		if (v[i].object == object)
+			return v[i].symbol;
+	return NULL;
+}
+
+static int str_cmp(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The writer's module record of this binary and its two origins. */
+static int own_module(const char *path, pid_t pid,
+		      struct actrack_snap_module *rec, uint64_t *o1,
+		      uint64_t *o2)
+{
+	const struct actrack_snap_process *p;
+	struct actrack_snapshot *s;
+	uint64_t base;
+	int ret = -1;
+
+	if (find_origin(path, pid, 4242, o1, &base) ||
+	    find_origin(path, pid, 4343, o2, &base) || !base ||
+	    actrack_snapshot_take(path, ACTRACK_SNAP_ARENA_FILE, &s))
+		return -1;
+	p = snap_find(s, (uint32_t)pid);
+	for (uint32_t i = 0; p && i < p->nr_modules; i++)
+		if (p->modules[i].base == base) {
+			*rec = p->modules[i];
+			ret = 0;
+		}
+	actrack_snapshot_free(s);
+	return ret;
+}
+
+#define BIAS_THREADS	4
+#define FLOOD		(2 * SYM_CACHE_MAX)	/* past the table's slots too */
+#define FLOOD_OBJECT	100000
+#define REPEAT_OBJECT	200000
+
+/* Threads of @pid whose activities have @origins and @objects. */
+static int build_acts(struct build *b, uint32_t pid, uint32_t *tid,
+		      const uint64_t *origins, const uint64_t *objects,
+		      uint32_t n)
+{
+	struct actrack_activity acts[ACTRACK_THREAD_MAX_SLOTS];
+
+	for (uint32_t i = 0; i < n; i += ACTRACK_THREAD_MAX_SLOTS) {
+		uint32_t k, depth = n - i < ACTRACK_THREAD_MAX_SLOTS ?
+				    n - i : ACTRACK_THREAD_MAX_SLOTS;
+
+		memset(acts, 0, sizeof(acts));
+		for (k = 0; k < depth; k++)
+			acts[k] = (struct actrack_activity){
+				.time_ns = BUILD_CREATE_MONO,
+				.type = ACTRACK_ACT_TASK_RUN,
+				.origin = origins[i + k],
+				.object = objects[i + k],
+			};
+		if (!build_thread(b, pid, 5000 + pid, (*tid)++, "t",
+				  ACTRACK_THREAD_MAX_SLOTS, depth, acts))
+			return -1;
+	}
+	return 0;
+}
+
+static int build_proc(struct build *b, uint32_t pid,
+		      const struct actrack_snap_module *rec, uint64_t base)
+{
+	struct actrack_module *m;
+	uint32_t ref;
+
+	if (!build_process(b, pid, 5000 + pid, ACTRACK_PHASE_MAIN_LOOP_STARTED,
+			   1, BUILD_CREATE_MONO, "p\0", 2))
+		return -1;
+	ref = build_module(b, pid, 5000 + pid, base, rec->size, rec->build_id,
+			   rec->build_id_size, rec->path);
+	m = ref ? actrack_arena_get(&b->a, ref, ACTRACK_TYPE_MODULE,
+				    sizeof(*m)) : NULL;
+	if (!m)
+		return -1;
+	m->vaddr = rec->vaddr;
+	return 0;
+}
+
+/*
+ * Process 2001 maps this binary at the writer's load bias b, process 2002
+ * at b + (o1 - o2): there the address o1 is the file address of o2.  Each
+ * has BIAS_THREADS threads at the same two pushes (objects 1, 2 and 11,
+ * 12), so the second thread on hits the cache.  With @flood, process 1000
+ * (symbolized first: by pid) comes before them with FLOOD distinct
+ * addresses (objects FLOOD_OBJECT + i), then its first and last again
+ * (REPEAT_OBJECT, REPEAT_OBJECT + 1).
+ */
+static int build_cache_arena(const char *path,
+			     const struct actrack_snap_module *rec,
+			     uint64_t o1, uint64_t o2, bool flood)
+{
+	uint64_t b2 = rec->base + (o1 - o2);
+	uint64_t orig[FLOOD + 2], obj[FLOOD + 2];
+	struct build b;
+	uint32_t tid = 1;
+	int ret = -1;
+
+	if (build_init(&b, 2U << 20))
+		return -1;
+	if (flood) {
+		if (build_proc(&b, 1000, rec, rec->base))
+			goto out;
+		for (uint32_t i = 0; i < FLOOD; i++) {
+			/* Every byte from the push on: in the text. */
+			orig[i] = o1 + 1 + i;
+			obj[i] = FLOOD_OBJECT + i;
+		}
+		orig[FLOOD] = orig[0];
+		obj[FLOOD] = REPEAT_OBJECT;
+		orig[FLOOD + 1] = orig[FLOOD - 1];
+		obj[FLOOD + 1] = REPEAT_OBJECT + 1;
+		if (build_acts(&b, 1000, &tid, orig, obj, FLOOD + 2))
+			goto out;
+	}
+	if (build_proc(&b, 2001, rec, rec->base) ||
+	    build_proc(&b, 2002, rec, b2))
+		goto out;
+	for (uint32_t t = 0; t < BIAS_THREADS; t++) {
+		const uint64_t o_a[] = { o1, o2 }, obj_a[] = { 1, 2 };
+		/* In 2002: the file address of o1, then o1 itself. */
+		const uint64_t o_b[] = { b2 + (o1 - rec->base), o1 };
+		const uint64_t obj_b[] = { 11, 12 };
+
+		if (build_acts(&b, 2001, &tid, o_a, obj_a, 2) ||
+		    build_acts(&b, 2002, &tid, o_b, obj_b, 2))
+			goto out;
+	}
+	ret = build_write(&b, path);
+out:
+	build_free(&b);
+	return ret;
+}
+
+/* Each of the bias processes' activities: the writer's @r1 or @r2. */
+static void check_biases(struct __test_metadata *_metadata,
+			 const struct act_sym *v, uint32_t nr,
+			 const char *r1, const char *r2)
+{
+	uint32_t seen = 0;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		const char *want;
+
+		switch (v[i].object) {
+		case 1: case 11: want = r1; break;
+		case 2: case 12: want = r2; break;
+		default: continue;
+		}
+		seen++;
+		EXPECT_STREQ(want, v[i].symbol) {
+			TH_LOG("object %llu", (unsigned long long)v[i].object);
+		}
+	}
+	EXPECT_EQ(4 * BIAS_THREADS, seen);
+}
+
+/*
+ * The cache is keyed by (file, address in the file): the same pc in two
+ * processes that map the file at different biases is two answers, and the
+ * same file address at two biases one.  And an arena naming more distinct
+ * addresses than the cache holds is symbolized all the same.
+ */
+TEST_F(sym, cache_keeps_biases_apart_and_survives_a_flood)
+{
+	struct actrack_snap_module rec;
+	struct act_sym *ref, *v;
+	uint32_t nr_ref, nr;
+	char r1[1024], r2[1024];
+	uint64_t o1, o2;
+	char *texts[FLOOD];
+	uint32_t nr_texts = 0;
+
+	ASSERT_EQ(0, writer_start(&self->w, self->path, 8, 0, writer, NULL));
+	ASSERT_EQ(0, own_module(self->path, self->w.pid, &rec, &o1, &o2));
+	ASSERT_NE(o1, o2);
+	/* The two pushes as a fresh symbolizer sees them. */
+	ASSERT_EQ(0, dump_json(&self->r, self->path));
+	ASSERT_EQ(0, self->r.status);
+	ref = parse_activities(self->r.out, &nr_ref);
+	ASSERT_NE(NULL, ref);
+	ASSERT_NE(NULL, symbol_of(ref, nr_ref, 4242));
+	ASSERT_NE(NULL, symbol_of(ref, nr_ref, 4343));
+	snprintf(r1, sizeof(r1), "%s", symbol_of(ref, nr_ref, 4242));
+	snprintf(r2, sizeof(r2), "%s", symbol_of(ref, nr_ref, 4343));
+	free_activities(ref, nr_ref);
+	ASSERT_NE(NULL, strstr(r1, "symbolize_me_please+0x"));
+	ASSERT_NE(NULL, strstr(r2, "pushes_inline"));
+
+	/* Two biases, answers cached. */
+	ASSERT_EQ(0, build_cache_arena(self->extra, &rec, o1, o2, false));
+	ASSERT_EQ(0, dump_json(&self->r, self->extra));
+	ASSERT_EQ(0, self->r.status);
+	v = parse_activities(self->r.out, &nr);
+	ASSERT_NE(NULL, v);
+	check_biases(_metadata, v, nr, r1, r2);
+	free_activities(v, nr);
+
+	/* The same after a flood has filled the cache. */
+	ASSERT_EQ(0, build_cache_arena(self->extra, &rec, o1, o2, true));
+	ASSERT_EQ(0, dump_json(&self->r, self->extra));
+	ASSERT_EQ(0, self->r.status);
+	v = parse_activities(self->r.out, &nr);
+	ASSERT_NE(NULL, v);
+	check_biases(_metadata, v, nr, r1, r2);
+	for (uint32_t i = 0; i < nr; i++) {
+		if (v[i].object < FLOOD_OBJECT ||
+		    v[i].object >= FLOOD_OBJECT + FLOOD)
+			continue;
+		/* Symbolized in the file, not a raw address. */
+		EXPECT_EQ(NULL, strstr(v[i].symbol, "\"module\": null"));
+		if (nr_texts < FLOOD)
+			texts[nr_texts++] = v[i].symbol;
+	}
+	EXPECT_EQ(FLOOD, nr_texts);
+	/* Distinct addresses, distinct answers (module_offset at least). */
+	qsort(texts, nr_texts, sizeof(texts[0]), str_cmp);
+	for (uint32_t i = 1; i < nr_texts; i++)
+		EXPECT_STRNE(texts[i - 1], texts[i]);
+	/* The first (cached) and the last (not) look the same again. */
+	ASSERT_NE(NULL, symbol_of(v, nr, REPEAT_OBJECT));
+	ASSERT_NE(NULL, symbol_of(v, nr, REPEAT_OBJECT + 1));
+	EXPECT_STREQ(symbol_of(v, nr, FLOOD_OBJECT),
+		     symbol_of(v, nr, REPEAT_OBJECT));
+	EXPECT_STREQ(symbol_of(v, nr, FLOOD_OBJECT + FLOOD - 1),
+		     symbol_of(v, nr, REPEAT_OBJECT + 1));
+	free_activities(v, nr);
 }
 
 TEST_HARNESS_MAIN
