@@ -82,7 +82,7 @@ LIBSO    := $(O)/libactrack.so.1
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
 	check-debug check-tsan module demo bench fuzz install uninstall clean \
-	setup m32 check-m32 check-m32-vm check-style
+	setup m32 check-m32 check-m32-vm check-style check-kselftest
 
 all: lib cli examples tests benches
 
@@ -233,6 +233,12 @@ check-style: $(CHECKPATCH)
 
 $(CHECKPATCH):
 	@echo "missing $@: run scripts/setup first" >&2; exit 1
+
+# The tests as kernel CI runs kselftests: selftests/actrack (its kselftest
+# Makefile) copied into linux-source-6.1's tools/testing/selftests, then
+# run_tests, kselftest_install.sh and the installed run_kselftest.sh.
+check-kselftest:
+	scripts/kselftest-tree
 
 check-vm: all
 	scripts/vmtest --kernel all

@@ -384,11 +384,14 @@ static inline char *read_file(const char *path, size_t *len)
 
 /* ---- running the CLI ---------------------------------------------------- */
 
-/* $ACTRACK_CLI, else ../actrack next to this test binary. */
+/* $ACTRACK_CLI, else ../actrack next to this test binary (build/selftests/),
+ * else actrack beside it: the kselftest layout, where the tests' own
+ * directory is the one called actrack (selftests/actrack/Makefile). */
 static inline const char *cli_path(void)
 {
 	static char path[PATH_MAX];
 	const char *env = getenv("ACTRACK_CLI");
+	struct stat st;
 	char *slash;
 	ssize_t n;
 
@@ -402,6 +405,8 @@ static inline const char *cli_path(void)
 	if (!slash)
 		return "actrack";
 	strcpy(slash, "/../actrack");
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		strcpy(slash, "/actrack");
 	return path;
 }
 
