@@ -5,7 +5,8 @@
 #
 #   make                 library, CLI, examples, tests, benchmarks
 #   make check           every test: shellcheck and checkpatch, the
-#                        fuzzers (15 s each), the -m32 tests in the 6.12
+#                        fuzzers (15 s each), the kselftest layout in
+#                        linux-source-6.1, the -m32 tests in the 6.12
 #                        VM, host tests (gcc, clang ASan+UBSan, clang
 #                        TSan, gcc -m32),
 #                        then the module in a VM on Debian's 6.1 and 6.12
@@ -249,12 +250,14 @@ check-debug: all
 	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
 
 # Every test: the style gates first (before anything is built), the
-# fuzzers briefly, the 32-bit tests against the module (a few minutes,
+# fuzzers briefly, the suite as kernel CI runs kselftests (inside
+# linux-source-6.1's tools/testing/selftests), the 32-bit tests against the module (a few minutes,
 # with their own summary), then the host tests (gcc, clang ASan+UBSan,
 # clang TSan, gcc -m32) and both VMs; the last line is run-tests'.
 check: check-style
 	$(MAKE) O=$(O) all
 	$(MAKE) O=$(O) check-fuzz
+	$(MAKE) O=$(O) check-kselftest
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
 	if $(M32_PROBE); then \

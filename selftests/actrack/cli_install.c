@@ -152,6 +152,11 @@ TEST(cli_builds_against_the_installed_library)
 	struct run r;
 	DIR *d;
 
+#ifdef __i386__
+	/* The -m32 build's CLI is the 64-bit one (no libdw:i386 here): the
+	 * 32-bit library installed there cannot link it. */
+	SKIP(return, "the CLI is built 64-bit only (-m32 build)");
+#endif
 	if (find_tree(src, sizeof(src), build, sizeof(build)))
 		SKIP(return, "no source tree next to this binary");
 	if (access("/usr/bin/make", X_OK) || access(INSTALLED_CC, X_OK))

@@ -216,7 +216,8 @@ static inline uint32_t build_thread(struct build *b, uint32_t pid,
 	t->start_time_ns = BUILD_CREATE_MONO;
 	t->slot_count = slots;
 	t->depth = depth;
-	memcpy(ACTRACK_THREAD_SLOTS(t), acts, n * sizeof(*acts));
+	if (n)	/* acts may be NULL for an empty stack */
+		memcpy(ACTRACK_THREAD_SLOTS(t), acts, n * sizeof(*acts));
 	build_owner(b, &t->owner, pid, start_ticks, tid);
 	return ref;
 }
