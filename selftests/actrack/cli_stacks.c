@@ -604,47 +604,6 @@ TEST_F(stacks, already_traced_thread_is_reported)
 	expect_running(_metadata, self->w.pid, self->traced, me);
 }
 
-/* The CLI as another uid (nobody), on our arena and our process. */
-static int run_cli_as(struct run *r, uid_t uid, char *const argv[])
-{
-	char out[256], err[256];
-	int fo, fe, status;
-	pid_t pid;
-
-	memset(r, 0, sizeof(*r));
-	test_path(out, sizeof(out), "stacks-as-stdout");
-	test_path(err, sizeof(err), "stacks-as-stderr");
-	fo = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fe = open(err, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	unlink(out);
-	unlink(err);
-	if (fo < 0 || fe < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-		    setresuid(uid, uid, uid))
-			_exit(126);
-		execv(cli_path(), argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status);
-	lseek(fo, 0, SEEK_SET);
-	lseek(fe, 0, SEEK_SET);
-	r->out = slurp_fd(fo);
-	r->err = slurp_fd(fe);
-	close(fo);
-	close(fe);
-	return r->out && r->err ? 0 : -1;
-}
-
 TEST_F(stacks, other_uid_is_reported_once)
 {
 	char want[512];
@@ -656,7 +615,8 @@ TEST_F(stacks, other_uid_is_reported_once)
 		SKIP(return, "needs root, to run the CLI as another uid");
 	ASSERT_EQ(0, start_target(_metadata, self));
 	ASSERT_EQ(0, chmod(self->path, 0644));
-	ASSERT_EQ(0, run_cli_as(&self->r, nobody, argv));
+	/* the CLI as nobody, on our arena and our process */
+	ASSERT_EQ(0, run_program_as(&self->r, cli_path(), NULL, nobody, argv));
 	EXPECT_EQ(3, self->r.status);
 	/* One line for the process: the reason holds for all its threads
 	 * (the lower tid is tried first). */

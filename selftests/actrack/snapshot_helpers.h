@@ -13,6 +13,7 @@
 #define ACTRACK_SNAPSHOT_HELPERS_H
 
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -450,8 +451,21 @@ static inline char *slurp_fd(int fd)
  * environment "NAME=value" (@env, may be NULL).  Outputs go to temporary
  * files so that a big dump cannot deadlock a pipe.
  */
+static inline int run_program_as(struct run *r, const char *path,
+				 const char *env, uid_t uid,
+				 char *const argv[]);
+
 static inline int run_program(struct run *r, const char *path,
 			      const char *env, char *const argv[])
+{
+	return run_program_as(r, path, env, (uid_t)-1, argv);
+}
+
+/* run_program() as @uid (groups dropped; (uid_t)-1: as we are; the child
+ * exits 126 if it cannot change). */
+static inline int run_program_as(struct run *r, const char *path,
+				 const char *env, uid_t uid,
+				 char *const argv[])
 {
 	char out[256], err[256];
 	int fo, fe, status;
@@ -474,6 +488,10 @@ static inline int run_program(struct run *r, const char *path,
 		dup2(fe, 2);
 		if (env)
 			putenv((char *)env);
+		if (uid != (uid_t)-1 &&
+		    (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+		     setresuid(uid, uid, uid)))
+			_exit(126);
 		execv(path, argv);
 		_exit(127);
 	}
