@@ -19,6 +19,7 @@
 #include <time.h>
 #include "cli.h"
 #include "json.h"
+#include "render.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "waitgraph.h"
@@ -271,7 +272,8 @@ static void print_hung(const struct hangs *h, uint32_t i)
 	       cli_activity_object(obj, sizeof(obj), a));
 	print_targets(h, i);
 	putchar('\n');
-	printf("    at %s", sym_format(h->sym, w->proc, a->origin, sym,
+	printf("    at %s", sym_format(h->sym, w->proc->modules,
+					w->proc->nr_modules, a->origin, sym,
 					sizeof(sym)));
 	if (w->thread->depth > 1)
 		printf(", depth %u", w->thread->depth);
@@ -383,8 +385,7 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 {
 	const struct waitgraph *g = &h->g;
 	const struct wg_thread *w = &g->threads[i];
-	const struct actrack_activity *a = &w->wait->a;
-	char desc[96];
+	const struct render r = { .sym = h->sym, .now = h->now };
 
 	json_object_begin(j);
 	json_kv_u64(j, "pid", w->proc->pid);
@@ -403,20 +404,9 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 		json_bool(j, !process_gone(h, w->proc));
 	json_kv_u64(j, "depth", w->thread->depth);
 	json_key(j, "activity");
-	json_object_begin(j);
-	json_kv_string(j, "type", actrack_activity_name(a->type), 32);
-	json_kv_u64(j, "type_id", a->type);
-	json_kv_u64_str(j, "object", a->object);
-	json_kv_u64_str(j, "info", a->info);
-	json_kv_string(j, "description",
-		       cli_activity_object(desc, sizeof(desc), a),
-		       sizeof(desc));
-	json_kv_u64_str(j, "time_ns", a->time_ns);
-	json_kv_i64_str(j, "age_ns", (int64_t)(h->now - a->time_ns));
-	json_kv_u64(j, "origin", a->origin);
-	json_key(j, "symbol");
-	json_symbol(j, h->sym, w->proc, a->origin);
-	json_object_end(j);
+	/* The wait is the innermost stored activity (waitgraph.c). */
+	render_activity_json(&r, j, w->proc, w->thread,
+			     (uint32_t)(w->wait - w->thread->activities));
 	json_key(j, "waits_for");
 	json_array_begin(j);
 	for (uint32_t k = wg_out_begin(g, i); k < wg_out_end(g, i); k++) {
@@ -478,7 +468,7 @@ static int print_json(struct hangs *h)
 
 	json_init(&j, stdout, JSON_MAX_DEPTH);
 	json_object_begin(&j);
-	json_kv_string(&j, "schema", JSON_HANGS_SCHEMA, 32);
+	json_kv_string(&j, "schema", RENDER_HANGS_SCHEMA, 32);
 	json_kv_string(&j, "generator", "actrack " ACTRACK_VERSION, 32);
 	json_kv_string(&j, "arena", cli_arena_name(), 4096);
 	json_kv_u64_str(&j, "now_ns", h->now);

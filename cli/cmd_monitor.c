@@ -27,6 +27,7 @@
 #include "actrack.h"
 #include "cli.h"
 #include "json.h"
+#include "render.h"
 #include "symbolize.h"
 
 static const char monitor_usage[] =
@@ -186,293 +187,30 @@ static uint64_t now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Wall clock of a CLOCK_MONOTONIC instant, via the offset between the
- * clocks now (close enough for a report; NTP steps are not undone). */
-static void format_time(uint64_t mono_ns, bool utc_iso, char *buf, size_t len)
-{
-	uint64_t mono_now = now_ns(CLOCK_MONOTONIC);
-	uint64_t real_now = now_ns(CLOCK_REALTIME);
-	uint64_t real;
-	struct tm tm;
-	time_t secs;
-	size_t n;
-
-	if (!mono_ns || mono_ns > mono_now || mono_now - mono_ns > real_now) {
-		snprintf(buf, len, "unknown");
-		return;
-	}
-	real = real_now - (mono_now - mono_ns);
-	secs = (time_t)(real / 1000000000ULL);
-	if (utc_iso ? !gmtime_r(&secs, &tm) : !localtime_r(&secs, &tm)) {
-		snprintf(buf, len, "unknown");
-		return;
-	}
-	n = strftime(buf, len, utc_iso ? "%Y-%m-%dT%H:%M:%S" :
-			       "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03u%s",
-		 (unsigned int)(real % 1000000000ULL / 1000000),
-		 utc_iso ? "Z" : "");
-}
-
-/*
- * The module whose PT_LOAD span holds @pc, from the report's own module
- * records (the process and its records are gone; these are what is left
- * to symbolize with).  Return its index or -1.
- */
-static int find_module(const struct actrack_death *d, uint64_t pc)
-{
-	for (uint32_t i = 0; i < d->nr_modules; i++) {
-		const struct actrack_snap_module *m = &d->modules[i];
-		uint64_t start = m->base + m->vaddr;
-
-		if (pc >= start && pc - start < m->size)
-			return (int)i;
-	}
-	return -1;
-}
-
 /* One symbolizer for the whole run: libdwfl sessions are cached. */
 static struct symbolizer *monitor_sym;
 
-/*
- * "lock_both+0x3c (demo.c:38)" for @pc, from the report's own module
- * records: the process and its records are gone, these are what is left.
- */
-static const char *death_symbol(const struct actrack_death *d, uint64_t pc,
-				char *buf, size_t len)
+/* One report, text or one JSON line, by the renderer dump shares. */
+static void print_report(const struct mon_state *s,
+			 const struct actrack_death *d)
 {
-	struct actrack_snap_process p = {
-		.pid = d->pid, .start_ticks = d->start_ticks,
-		.nr_modules = d->nr_modules, .modules = d->modules,
-	};
+	struct json j;
+	int ret;
 
 	if (!monitor_sym)
-		monitor_sym = sym_new();
-	if (!monitor_sym) {
-		snprintf(buf, len, "0x%" PRIx64, pc);
-		return buf;
-	}
-	return sym_format(monitor_sym, &p, pc, buf, len);
-}
-
-static void put_activity_text(const struct actrack_death *d,
-			      const struct actrack_activity *a)
-{
-	uint64_t exit_ns = d->exit_time_ns;
-	char obj[96], dur[32], sym[512];
-
-	printf("%s %s", actrack_activity_name(a->type),
-	       cli_activity_object(obj, sizeof(obj), a));
-	if (a->time_ns && exit_ns >= a->time_ns)
-		printf(" for %s", cli_duration(dur, sizeof(dur),
-					       exit_ns - a->time_ns));
-	if (a->origin)
-		printf(", in %s", death_symbol(d, a->origin, sym, sizeof(sym)));
-	putchar('\n');
-}
-
-static void print_text(const struct actrack_death *d, const char *source)
-{
-	char sig[32], when[64];
-	uint32_t i, j;
-
-	printf("pid %u (", d->pid);
-	if (d->cmdline_size)
-		cli_print_escaped(stdout, d->cmdline, sizeof(d->cmdline));
-	else
-		putchar('?');
-	putchar(')');
-	if (d->signal)
-		printf(" killed by %s%s", cli_signal_name(d->signal, sig,
-							sizeof(sig)),
-		       d->core_dumped ? " [core dumped]" : "");
-	else
-		printf(" exited with code %d", d->exit_code);
-	printf(" after phase %s", actrack_phase_name(d->phase));
-	if (d->phase > ACTRACK_PHASE_MAX)
-		printf(" (%u)", d->phase);
-	putchar('\n');
-
-	format_time(d->exit_time_ns, false, when, sizeof(when));
-	printf("  uid %u, start tick %" PRIu64 ", died %s", d->uid,
-	       d->start_ticks, when);
-	if (d->seq)
-		printf(", report #%" PRIu64, d->seq);
-	if (strcmp(source, "live"))
-		printf(" (%s)", source);
-	putchar('\n');
-	if (d->flags & ACTRACK_DEATH_ARENA_CORRUPT)
-		printf("  warning: the arena was corrupt; records may be missing\n");
-	if (d->flags & ACTRACK_DEATH_TRUNCATED)
-		printf("  warning: the report is truncated (too many threads, "
-		       "activities or user data)\n");
-	if (d->nr_values) {
-		printf("  annotations:\n");
-		cli_print_values(stdout, "    ", d->values, d->nr_values);
-	}
-	if (!d->nr_threads)
-		printf("  no thread records\n");
-
-	for (i = 0; i < d->nr_threads; i++) {
-		const struct actrack_death_thread *t = &d->threads[i];
-		uint32_t nr = t->nr_activities;
-
-		printf("  thread %u \"", t->tid);
-		cli_print_escaped(stdout, t->name, sizeof(t->name));
-		printf("\", depth %u", t->depth);
-		if (t->torn) {
-			printf(": torn (changed on every copy attempt)\n");
-		} else if (!t->depth) {
-			printf(": idle\n");
-		} else if (t->depth > nr) {
-			printf(" (%u inner activities not stored):\n",
-			       t->depth - nr);
-		} else {
-			printf(":\n");
-		}
-		if (t->fatal_signo) {
-			char where[512];
-
-			printf("    fatal %s (code %d) at address 0x%" PRIx64
-			       ", in %s\n",
-			       cli_signal_name(t->fatal_signo, sig, sizeof(sig)),
-			       t->fatal_code, t->fatal_addr,
-			       death_symbol(d, t->fatal_pc, where,
-					    sizeof(where)));
-		}
-		if (t->torn)
-			continue;
-		for (j = nr; j-- > 0;) {
-			printf("    [%u] ", j + 1);
-			put_activity_text(d, &t->activities[j]);
-			cli_print_values(stdout, "         ", t->values[j],
-					 t->nr_values[j]);
-		}
-	}
-}
-
-/* Activity @k of thread @t (level k + 1, counting from the outermost). */
-static void json_death_activity(struct json *j, const struct actrack_death *d,
-				const struct actrack_death_thread *t,
-				uint32_t k)
-{
-	const struct actrack_activity *a = &t->activities[k];
-	uint32_t level = k + 1;
-	int mod = a->origin ? find_module(d, a->origin) : -1;
-
-	json_object_begin(j);
-	json_kv_u64(j, "level", level);
-	json_kv_u64(j, "type", a->type);
-	json_kv_string(j, "type_name", actrack_activity_name(a->type), 32);
-	json_kv_u64_str(j, "time_ns", a->time_ns);
-	json_key(j, "age_ns");
-	if (a->time_ns && d->exit_time_ns >= a->time_ns)
-		json_u64_str(j, d->exit_time_ns - a->time_ns);
-	else
-		json_null(j);
-	json_kv_u64(j, "origin", a->origin);
-	json_kv_u64_str(j, "object", a->object);
-	json_kv_u64_str(j, "info", a->info);
-	json_kv_u64(j, "user_data", a->user_data);
-	json_key(j, "module");
-	if (mod >= 0) {
-		json_u64(j, (uint64_t)mod);
-		json_kv_u64(j, "module_offset",
-			    a->origin - d->modules[mod].base);
+		monitor_sym = sym_new();	/* NULL: raw addresses */
+	if (s->o->json) {
+		json_init(&j, stdout, 0);
+		ret = render_death_json(&j, monitor_sym, d, s->source);
+		/* Ends the line and flushes.  A write error is not fatal
+		 * here, as for text output. */
+		if (!ret)
+			json_finish(&j);
 	} else {
-		json_null(j);
-		json_kv_null(j, "module_offset");
+		ret = render_death_text(stdout, monitor_sym, d, s->source);
 	}
-	json_values(j, "values", t->values[k], t->nr_values[k]);
-	json_object_end(j);
-}
-
-/* One line, with cli/json.c's writer: the same string rules as dump --json. */
-static void print_json(const struct actrack_death *d, const char *source)
-{
-	char sig[32], when[64];
-	struct json j;
-	uint32_t i, k;
-
-	json_init(&j, stdout, 0);
-	json_object_begin(&j);
-	json_kv_string(&j, "source", source, 16);
-	json_kv_u64(&j, "seq", d->seq);
-	json_kv_u64(&j, "pid", d->pid);
-	json_kv_u64(&j, "uid", d->uid);
-	json_kv_u64(&j, "start_ticks", d->start_ticks);
-	json_kv_u64_str(&j, "exit_time_ns", d->exit_time_ns);
-	format_time(d->exit_time_ns, true, when, sizeof(when));
-	json_key(&j, "exit_time");
-	if (strcmp(when, "unknown"))
-		json_string(&j, when, sizeof(when));
-	else
-		json_null(&j);
-	json_kv_i64(&j, "wait_status", d->wait_status);
-	if (d->signal) {
-		json_kv_null(&j, "exit_code");
-		json_kv_i64(&j, "signal", d->signal);
-		json_kv_string(&j, "signal_name",
-			       cli_signal_name(d->signal, sig, sizeof(sig)),
-			       sizeof(sig));
-	} else {
-		json_kv_i64(&j, "exit_code", d->exit_code);
-		json_kv_null(&j, "signal");
-		json_kv_null(&j, "signal_name");
-	}
-	json_kv_bool(&j, "core_dumped", d->core_dumped);
-	json_kv_u64(&j, "phase", d->phase);
-	json_kv_string(&j, "phase_name", actrack_phase_name(d->phase), 32);
-	json_kv_u64(&j, "flags", d->flags);
-	json_kv_bool(&j, "arena_corrupt",
-		     d->flags & ACTRACK_DEATH_ARENA_CORRUPT);
-	json_kv_bool(&j, "truncated", d->flags & ACTRACK_DEATH_TRUNCATED);
-	json_kv_string(&j, "cmdline", d->cmdline, sizeof(d->cmdline));
-	json_values(&j, "values", d->values, d->nr_values);
-	json_key(&j, "threads");
-	json_array_begin(&j);
-	for (i = 0; i < d->nr_threads; i++) {
-		const struct actrack_death_thread *t = &d->threads[i];
-
-		json_object_begin(&j);
-		json_kv_u64(&j, "tid", t->tid);
-		json_kv_string(&j, "name", t->name, sizeof(t->name));
-		json_kv_u64(&j, "depth", t->depth);
-		json_kv_bool(&j, "torn", t->torn);
-		json_kv_i64(&j, "fatal_signo", t->fatal_signo);
-		json_kv_i64(&j, "fatal_code", t->fatal_code);
-		json_kv_u64(&j, "fatal_addr", t->fatal_addr);
-		json_kv_u64(&j, "fatal_pc", t->fatal_pc);
-		json_key(&j, "activities");
-		json_array_begin(&j);
-		/* Outermost first, as in dump --json. */
-		for (k = 0; !t->torn && k < t->nr_activities; k++)
-			json_death_activity(&j, d, t, k);
-		json_array_end(&j);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "modules");
-	json_array_begin(&j);
-	for (i = 0; i < d->nr_modules; i++) {
-		const struct actrack_snap_module *m = &d->modules[i];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "path", m->path, sizeof(m->path));
-		json_kv_u64(&j, "base", m->base);
-		json_kv_u64(&j, "vaddr", m->vaddr);
-		json_kv_u64(&j, "size", m->size);
-		json_key(&j, "build_id");
-		json_hex_bytes(&j, m->build_id,
-			       m->build_id_size <= ACTRACK_BUILD_ID_MAX ?
-			       m->build_id_size : ACTRACK_BUILD_ID_MAX);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_object_end(&j);
-	/* Ends the line and flushes.  A write error is not fatal here, as
-	 * for text output. */
-	json_finish(&j);
+	if (ret)
+		cli_error("monitor: report", ret);
 }
 
 static bool seen_before(struct mon_state *s, const struct actrack_death *d)
@@ -520,10 +258,7 @@ static void on_death(const struct actrack_death *d, void *arg)
 	 * dispatch than are still wanted. */
 	if (s->dedupe && s->o->count >= 0 && s->printed >= s->o->count)
 		return;
-	if (s->o->json)
-		print_json(d, s->source);
-	else
-		print_text(d, s->source);
+	print_report(s, d);
 	fflush(stdout);
 	if (s->dedupe)
 		s->printed++;

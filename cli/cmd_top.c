@@ -174,8 +174,8 @@ static void format_row(struct top *tp, const struct top_row *r, char *line,
 		if (r->t->depth > r->t->nr_activities)
 			snprintf(obj + n, sizeof(obj) - n, " (+%u)",
 				 r->t->depth - r->t->nr_activities);
-		sym_format(tp->sym, r->p, r->inner->a.origin, origin,
-			   sizeof(origin));
+		sym_format(tp->sym, r->p->modules, r->p->nr_modules,
+			   r->inner->a.origin, origin, sizeof(origin));
 	}
 	snprintf(line, len, "%7u %7u %-16s %9s %-13s %-24s %s", r->p->pid,
 		 r->t->tid, name, age, act, obj, origin);
