@@ -135,8 +135,15 @@ $(O)/selftests/lib_urcu_memb_fork: LIBS += $(shell pkg-config --libs liburcu-mem
 $(O)/selftests/lib_urcu_qsbr_fork: LIBS += $(shell pkg-config --libs liburcu-qsbr 2>/dev/null || echo -lurcu-qsbr -lurcu-common)
 $(O)/selftests/lib_urcu_bp_fork: LIBS += $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
 
-# cli_json and cli_stacks embed the schema (.incbin).
+# cli_json, cli_stacks and cli_render embed the schema (.incbin).
 $(O)/selftests/cli_json $(O)/selftests/cli_stacks: docs/json-schema.json
+
+# cli_render drives the CLI's renderer directly: every CLI object but main.
+CLI_RENDER_OBJS := $(filter-out $(O)/cli/main.o,$(CLI_OBJS))
+$(O)/selftests/cli_render: docs/json-schema.json $(CLI_RENDER_OBJS)
+$(O)/selftests/cli_render: private CFLAGS += -Icli
+$(O)/selftests/cli_render: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
+	$(LIBS) $(CLI_LIBS)
 
 # cli_stacks unwinds its own deadlocked writer threads: code built the way
 # distributions build it, -O2 without frame pointers, so that only DWARF
