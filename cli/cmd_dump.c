@@ -31,8 +31,8 @@ static const char dump_help[] =
 "      text;\n"
 "    - each thread (by tid): name, stack depth, the fatal signal it got,\n"
 "      and its activities, innermost first: type, object (lock address,\n"
-"      tid, pid, fd, task id...), how long ago it started, the address\n"
-"      of the code that pushed it, and its user data.\n"
+"      tid, pid, fd, task id...), how long it has been going on, the\n"
+"      address of the code that pushed it, and its user data.\n"
 "\n"
 "    Then the arena-wide annotations (global data) and a summary line.\n"
 "    Levels count from the outermost activity ([1]), as in 'actrack\n"
@@ -49,9 +49,9 @@ static const char dump_help[] =
 "OUTPUT\n"
 "    process 4242 (main-loop-started) start_ticks 5123 parent 1 age 5m02s: srv\n"
 "      thread 4242 'main' depth 2\n"
-"        [2] lock-acquire lock 0x55d0c0ffee00, 12.3 s ago, origin 0x55d0c0a01234\n"
+"        [2] lock-acquire lock 0x55d0c0ffee00, for 12.3 s, origin 0x55d0c0a01234\n"
 "            in serve+0x3c (server.c:88)\n"
-"        [1] task-run task 17, 12.4 s ago, origin 0x55d0c0a00ff0\n"
+"        [1] task-run task 17, for 12.4 s, origin 0x55d0c0a00ff0\n"
 "             request = \"GET /\"\n"
 "    1 process, 1 thread, 21568/4194304 bytes used, corrupt no\n"
 "\n"
@@ -68,7 +68,8 @@ static const char dump_help[] =
 "        Not with --trace.\n"
 "    -j, --json\n"
 "        Print the snapshot as one JSON document instead, with symbolized\n"
-"        origins (schema \"actrack-dump/1\": docs/json-schema.json).\n"
+"        origins (schema \"actrack-dump/3\": docs/json-schema.json;\n"
+"        activities outermost first, \"level\" 1 first).\n"
 "    -t, --trace\n"
 "        Print it as Chrome trace-event JSON, one track per thread, for\n"
 "        ui.perfetto.dev or chrome://tracing.\n"
@@ -145,20 +146,31 @@ static void json_arena(struct json *j, const struct actrack_snapshot *s)
 	json_object_end(j);
 }
 
-/* The whole snapshot @s (only process @pid when @have_pid) as one JSON
- * document on stdout.  Return: exit code. */
-static int dump_json(const struct render *r, const struct actrack_snapshot *s,
-		     bool other_boot, bool have_pid, uint32_t pid)
+static bool has_pid(const struct actrack_snapshot *s, uint32_t pid)
 {
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		if (s->processes[i].pid == pid)
+			return true;
+	return false;
+}
+
+int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
+		  bool other_boot, bool have_pid, uint32_t pid,
+		  const struct stacks *stacks)
+{
+	struct render r = { .stacks = stacks, .now = now };
 	struct json j;
 	int ret;
 
+	if (have_pid && !has_pid(s, pid))
+		return cli_no_such_pid(pid);
+	r.sym = sym_new();	/* NULL: raw addresses */
 	json_init(&j, stdout, JSON_MAX_DEPTH);
 	json_object_begin(&j);
 	json_kv_string(&j, "schema", RENDER_DUMP_SCHEMA, 32);
 	json_kv_string(&j, "generator", "actrack " ACTRACK_VERSION, 32);
 	json_kv_u64_str(&j, "taken_mono_ns", s->taken_mono_ns);
-	json_kv_u64_str(&j, "now_ns", r->now);
+	json_kv_u64_str(&j, "now_ns", now);
 	json_kv_bool(&j, "other_boot", other_boot);
 	json_key(&j, "arena");
 	json_arena(&j, s);
@@ -167,7 +179,7 @@ static int dump_json(const struct render *r, const struct actrack_snapshot *s,
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		if (have_pid && s->processes[i].pid != pid)
 			continue;
-		render_process_json(r, &j, &s->processes[i]);
+		render_process_json(&r, &j, &s->processes[i]);
 	}
 	json_array_end(&j);
 	json_key(&j, "global");
@@ -179,19 +191,12 @@ static int dump_json(const struct render *r, const struct actrack_snapshot *s,
 	json_array_end(&j);
 	json_object_end(&j);
 	ret = json_finish(&j);
+	sym_free(r.sym);
 	if (ret) {
 		cli_error("stdout", ret);
 		return 1;
 	}
 	return 0;
-}
-
-static bool has_pid(const struct actrack_snapshot *s, uint32_t pid)
-{
-	for (uint32_t i = 0; i < s->nr_processes; i++)
-		if (s->processes[i].pid == pid)
-			return true;
-	return false;
 }
 
 /* --stacks: the real backtraces of the threads to be shown, taken now. */
@@ -294,12 +299,15 @@ int cmd_dump(int argc, char **argv)
 		return ret;
 	}
 	st = stacks ? collect_stacks(s, have_pid, (uint32_t)pid) : NULL;
+	if (json) {
+		ret = cli_dump_json(s, r.now, other_boot, have_pid,
+				    (uint32_t)pid, st);
+		stacks_free(st);
+		actrack_snapshot_free(s);
+		return ret;
+	}
 	r.stacks = st;
 	r.sym = sym_new();
-	if (json) {
-		ret = dump_json(&r, s, other_boot, have_pid, (uint32_t)pid);
-		goto out;
-	}
 	cli_print_time_note(stdout, s, other_boot);
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		nr_threads += s->processes[i].nr_threads;
@@ -320,7 +328,6 @@ int cmd_dump(int argc, char **argv)
 	printf(", %u/%u bytes used, corrupt %s\n", s->used_bytes,
 	       s->header.size, s->corrupt ? "yes" : "no");
 	ret = ferror(stdout) ? 1 : 0;
-out:
 	sym_free(r.sym);
 	stacks_free(st);
 	actrack_snapshot_free(s);

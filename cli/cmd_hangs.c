@@ -67,7 +67,7 @@ static const char hangs_help[] =
 "        uid, kernel.yama.ptrace_scope, already traced) is printed without\n"
 "        one, and a line on stderr says why.\n"
 "    -j, --json\n"
-"        Print one JSON document (schema \"actrack-hangs/2\", see\n"
+"        Print one JSON document (schema \"actrack-hangs/3\", see\n"
 "        docs/json-schema.json) instead of text.\n"
 "    -h, --help\n"
 "        Print this help.\n"

@@ -81,6 +81,19 @@ void json_values(struct json *j, const char *key,
 		 const struct actrack_value *v, uint32_t nr);
 
 /*
+ * cli_dump_json() - `actrack dump --json` (cli/cmd_dump.c): the whole
+ * snapshot @s (only process @pid when @have_pid) as one JSON document on
+ * stdout, schema "actrack-dump/3" (docs/json-schema.json).  @now and
+ * @other_boot as from cli_now().  With @stacks (dump --stacks,
+ * cli/stacks.c) each thread also gets its "stack".  Return: exit code (1,
+ * with an error line, if @pid is not in @s).
+ */
+struct stacks;
+int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
+		  bool other_boot, bool have_pid, uint32_t pid,
+		  const struct stacks *stacks);
+
+/*
  * cli_dump_trace() - `actrack dump --trace`: Chrome trace-event JSON on
  * stdout (cli/trace.c), for ui.perfetto.dev or chrome://tracing.
  * Return: exit code (1, with an error line, if @pid is not in @s).
