@@ -455,20 +455,12 @@ static bool format_time(uint64_t mono_ns, bool utc_iso, char *buf,
 	return true;
 }
 
-int render_death_text(FILE *f, struct symbolizer *sym,
-		      const struct actrack_death *d, const char *source)
+/* The headline, when and whose, and warnings of a death report. */
+static void death_head_text(FILE *f, const struct actrack_death *d,
+			    const char *source)
 {
-	struct render r = { .sym = sym, .now = d->exit_time_ns,
-			    .death = true };
-	struct actrack_snap_process p;
 	char sig[32], when[64];
-	int ret;
 
-	ret = render_death_process(d, &p);
-	if (ret) {
-		render_death_process_free(&p);
-		return ret;
-	}
 	fprintf(f, "pid %u (", d->pid);
 	if (d->cmdline_size)
 		cli_print_escaped(f, d->cmdline, sizeof(d->cmdline));
@@ -500,28 +492,14 @@ int render_death_text(FILE *f, struct symbolizer *sym,
 	if (d->flags & ACTRACK_DEATH_TRUNCATED)
 		fputs("  warning: the report is truncated (too many threads, "
 		      "activities or user data)\n", f);
-	render_process_text(&r, f, &p);
-	if (!d->nr_threads)
-		fputs("  no thread records\n", f);
-	render_death_process_free(&p);
-	return 0;
 }
 
-int render_death_json(struct json *j, struct symbolizer *sym,
-		      const struct actrack_death *d, const char *source)
+/* The exit fields of a death report: members of the open object. */
+static void death_head_json(struct json *j, const struct actrack_death *d,
+			    const char *source)
 {
-	struct render r = { .sym = sym, .now = d->exit_time_ns,
-			    .death = true };
-	struct actrack_snap_process p;
 	char sig[32], when[64];
-	int ret;
 
-	ret = render_death_process(d, &p);
-	if (ret) {
-		render_death_process_free(&p);
-		return ret;
-	}
-	json_object_begin(j);
 	json_kv_string(j, "schema", RENDER_DEATH_SCHEMA, 32);
 	json_kv_string(j, "source", source, 16);
 	json_kv_u64(j, "seq", d->seq);
@@ -549,9 +527,43 @@ int render_death_json(struct json *j, struct symbolizer *sym,
 	json_kv_bool(j, "arena_corrupt",
 		     d->flags & ACTRACK_DEATH_ARENA_CORRUPT);
 	json_kv_bool(j, "truncated", d->flags & ACTRACK_DEATH_TRUNCATED);
-	json_key(j, "process");
-	render_process_json(&r, j, &p);
-	json_object_end(j);
+}
+
+/* A death report as text on @f, or as JSON with @j when @j is set: the
+ * exit fields, then its process by the renderers every command uses. */
+static int render_death(FILE *f, struct json *j, struct symbolizer *sym,
+			const struct actrack_death *d, const char *source)
+{
+	const struct render r = { .sym = sym, .now = d->exit_time_ns,
+				  .death = true };
+	struct actrack_snap_process p;
+
+	if (render_death_process(d, &p))
+		return -ENOMEM;
+	if (j) {
+		json_object_begin(j);
+		death_head_json(j, d, source);
+		json_key(j, "process");
+		render_process_json(&r, j, &p);
+		json_object_end(j);
+	} else {
+		death_head_text(f, d, source);
+		render_process_text(&r, f, &p);
+		if (!d->nr_threads)
+			fputs("  no thread records\n", f);
+	}
 	render_death_process_free(&p);
 	return 0;
+}
+
+int render_death_text(FILE *f, struct symbolizer *sym,
+		      const struct actrack_death *d, const char *source)
+{
+	return render_death(f, NULL, sym, d, source);
+}
+
+int render_death_json(struct json *j, struct symbolizer *sym,
+		      const struct actrack_death *d, const char *source)
+{
+	return render_death(NULL, j, sym, d, source);
 }

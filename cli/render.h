@@ -102,8 +102,8 @@ void render_process_json(const struct render *r, struct json *j,
 /*
  * render_death_process() - @d as a snapshot process in *@out (threads,
  * activities and their user data; strings and values point into @d, which
- * must outlive it).  Return: 0 or -ENOMEM; free with
- * render_death_process_free() either way.
+ * must outlive it).  Return: 0 (free it with render_death_process_free())
+ * or -ENOMEM (nothing to free).
  */
 int render_death_process(const struct actrack_death *d,
 			 struct actrack_snap_process *out);
