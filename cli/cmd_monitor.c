@@ -2,11 +2,11 @@
 /*
  * actrack monitor: print death reports of actrack.ko as processes exit.
  *
- * Text output is for people: one headline per death, then what each thread
- * was doing, innermost activity first.  --json is for programs: one object
- * per line (schema in monitor_usage below), flushed per report so that a
- * pipe reader sees each death when it happens; it follows dump --json's
- * conventions (cli/json.c's writer, activities outermost first).
+ * Text output is for people: one headline per death, then the process as
+ * dump prints one.  --json is for programs: one object per line (schema
+ * "actrack-death/1", docs/json-schema.json), flushed per report so that a
+ * pipe reader sees each death when it happens.  Both are rendered by
+ * cli/render.c, which dump and hangs share.
  *
  * Everything printed comes from a report that was validated by the library,
  * but its strings (command line, thread names) were chosen by the dead
@@ -29,134 +29,6 @@
 #include "json.h"
 #include "render.h"
 #include "symbolize.h"
-
-static const char monitor_usage[] =
-"NAME\n"
-"    actrack monitor - print a report for every tracked process that exits\n"
-"\n"
-"SYNOPSIS\n"
-"    actrack monitor [--json] [--all-uids] [--recent] [--count N]\n"
-"                    [--timeout DURATION]\n"
-"\n"
-"DESCRIPTION\n"
-"    actrack.ko sees every exit of a process attached to /dev/actrack and\n"
-"    reports how it died (exit code, or signal and core dump), the phase it\n"
-"    had reached (actrack_set_phase()), its command line, its annotations\n"
-"    (actrack_process_data()) and, for each of its threads, the stack of\n"
-"    activities it was in (task, lock, event, join, process wait, I/O)\n"
-"    with each activity's user data.  The process's records in the arena are\n"
-"    freed when the report is made; the report is what is left.  monitor\n"
-"    subscribes to these reports over generic netlink and prints each one\n"
-"    as it arrives.\n"
-"\n"
-"    Only deaths of processes of your own uid are reported, unless\n"
-"    --all-uids is given.  Needs the module: on a file arena, deaths are\n"
-"    reported to the launching parent instead (actrack_set_exit_callback()),\n"
-"    so the global --arena option is refused.\n"
-"\n"
-"OPTIONS\n"
-"    -j, --json\n"
-"        One JSON object per line instead of text (see JSON OUTPUT).\n"
-"    -a, --all-uids\n"
-"        Report the deaths of every uid.  Needs CAP_SYS_PTRACE or\n"
-"        CAP_SYS_ADMIN.\n"
-"    -r, --recent\n"
-"        First print the kernel's ring of recent deaths, oldest first,\n"
-"        then keep monitoring.  A death in both is printed once.\n"
-"    -n, --count N\n"
-"        Exit after N live reports.  With --recent, --count 0 prints the\n"
-"        ring and exits.\n"
-"    -t, --timeout DURATION\n"
-"        Exit after DURATION: 500ms, 30s, 1.5m, 1h; a bare number is\n"
-"        seconds (decimals allowed), as in 'actrack hangs --for'.\n"
-"    -h, --help\n"
-"        Print this help.\n"
-"\n"
-"TEXT OUTPUT\n"
-"    pid 4242 (server --port 80) killed by SIGKILL after phase main-loop-started\n"
-"      uid 1000, start tick 51234, died 2024-11-29 15:30:01.123, report #7\n"
-"      annotations:\n"
-"        role = \"ledger\"\n"
-"      modules:\n"
-"        0x000055d0c0a00000 size 0x5000 build-id 1234abcd /usr/bin/server\n"
-"      thread 4242 'main' depth 2\n"
-"        [2] lock-acquire lock 0x55d0c0ffee00, for 1.2 s, origin 0x55d0c0a0123c in serve+0x3c (server.c:88)\n"
-"        [1] task-run task 17, for 1.2 s, origin 0x55d0c0a00ff0\n"
-"             request = \"GET /\"\n"
-"             bytes = 512\n"
-"\n"
-"    After the two headline lines, the process is printed exactly as\n"
-"    'actrack dump' prints a process: annotations, modules, and each thread\n"
-"    with its activities, innermost first; levels count from the outermost\n"
-"    activity ([1]); \"for\" is how long the activity had been going on when\n"
-"    the process died.  A thread deeper than its stored slots shows \"(+N not\n"
-"    stored)\"; a torn thread changed on every attempt to copy it and has no\n"
-"    stack.  Origins and fault pcs are symbolized with the ELF objects the\n"
-"    report names (function+offset and file:line when debug info is on\n"
-"    disk; object+offset, ready for addr2line -e OBJECT, when not; nothing\n"
-"    after the raw address when no object holds it).\n"
-"    Annotations and user data are printed as actrack dump prints them:\n"
-"    strings quoted, raw bytes in hex, references as \"ref 0xADDR (N\n"
-"    bytes)\"; the kernel keeps at most 4 KiB of annotations and 1 KiB per\n"
-"    activity (32 KiB per report), cut after a whole field.\n"
-"    Strings from the dead process are printed with C escapes.\n"
-"\n"
-"JSON OUTPUT\n"
-"    One object per line, flushed when the report arrives, schema\n"
-"    \"actrack-death/1\" (docs/json-schema.json, $defs/death).  A death report\n"
-"    is a process plus its exit fields: \"process\" is the process object of\n"
-"    dump --json (threads, activities, user data, modules and symbols\n"
-"    alike), with what a report cannot know (parent pid, launch time, thread\n"
-"    start times) null and no logs.  Integers are exact decimal numbers;\n"
-"    times are CLOCK_MONOTONIC nanoseconds.  Those that can exceed 2^53\n"
-"    (every *_ns, object, info, signed and unsigned values) are strings of\n"
-"    decimal digits (\"D\" below), so that jq and JavaScript, which round\n"
-"    larger numbers, keep them exact.\n"
-"\n"
-"    {\"schema\": \"actrack-death/1\", \"source\": \"live\" | \"recent\", \"seq\": N,\n"
-"     \"uid\": N, \"exit_time_ns\": \"D\",\n"
-"     \"exit_time\": \"2024-11-29T15:30:01.123Z\" | null,   (UTC, estimated)\n"
-"     \"wait_status\": N, \"exit_code\": N | null, \"signal\": N | null,\n"
-"     \"signal_name\": \"SIGKILL\" | null, \"core_dumped\": BOOL, \"flags\": N,\n"
-"     \"arena_corrupt\": BOOL, \"truncated\": BOOL,\n"
-"     \"process\": {\"pid\": N, \"start_ticks\": N, \"has_record\": true,\n"
-"        \"phase\": S, \"phase_id\": N, \"parent_pid\": null, \"cmdline\": S,\n"
-"        \"launch_time_ns\": null, \"age_ns\": null, \"values\": [VALUE, ...],\n"
-"        \"modules\": [{\"path\", \"base\", \"size\", \"vaddr\", \"build_id\"}, ...],\n"
-"        \"logs\": [],\n"
-"        \"threads\": [{\"tid\": N, \"name\": S, \"start_time_ns\": null,\n"
-"           \"depth\": N, \"stored\": N, \"torn\": BOOL,\n"
-"           \"fatal\": {\"signo\", \"signal\", \"code\", \"addr\", \"pc\",\n"
-"                     \"symbol\"} | null,\n"
-"           \"activities\": [{\"level\": N, \"type\": S, \"type_id\": N,\n"
-"              \"object\": \"D\", \"info\": \"D\", \"description\": S,\n"
-"              \"time_ns\": \"D\", \"age_ns\": \"D\", \"origin\": N,\n"
-"              \"symbol\": {\"text\", \"module\", \"module_offset\",\n"
-"                         \"function\", ...} | null,\n"
-"              \"values\": [VALUE, ...]}, ...]}, ...]}}\n"
-"\n"
-"    exit_code is set when the process exited, signal when it was killed;\n"
-"    activities are outermost first (level 1 first), type is the activity's\n"
-"    name and type_id its number, age_ns how long it had been going on at\n"
-"    the exit, as in dump --json.  VALUE is a user data field as in dump\n"
-"    --json: {\"name\": S, \"type\": S, \"value\": ..., \"size\": N (raw and string\n"
-"    only)}; the process's values are its annotations.  Strings are valid\n"
-"    UTF-8 whatever the process wrote: control characters are escaped, and\n"
-"    each byte of an invalid UTF-8 sequence is written as \\u00XX (the code\n"
-"    point of the same value), as in dump --json.\n"
-"\n"
-"EXIT STATUS\n"
-"    0 on success, also when --timeout ends a run without --count, and on\n"
-"    SIGINT or SIGTERM; 1 on failure (e.g. actrack.ko is not loaded);\n"
-"    2 on a usage error; 3 if --timeout ended the run before --count\n"
-"    reports arrived.\n"
-"\n"
-"EXAMPLES\n"
-"    actrack monitor\n"
-"    actrack monitor --recent --count 0          # what died lately\n"
-"    actrack monitor --json --count 1 --timeout 30\n"
-"    sudo actrack monitor --all-uids --json >>deaths.jsonl\n";
-
 
 struct mon_opts {
 	bool json;
@@ -324,7 +196,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 			break;
 		}
 		case 'h':
-			fputs(monitor_usage, stdout);
+			fputs(cli_help_page("monitor"), stdout);
 			return 0;
 		default:
 			if (optopt == 'n' || optopt == 't')

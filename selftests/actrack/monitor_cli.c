@@ -365,7 +365,7 @@ TEST_F_TIMEOUT(live, recent_text_and_json, 60)
 		 self->v.pid);
 	line = line_with(out, pidkey);
 	ASSERT_NE(NULL, line);
-	EXPECT_EQ(0, strncmp(line, "{\"schema\":\"actrack-death/1\",", 29));
+	EXPECT_EQ(0, strncmp(line, "{\"schema\":\"actrack-death/1\",", 28));
 	EXPECT_NE(NULL, strstr(line, "\"source\":\"recent\""));
 	EXPECT_NE(NULL, strstr(line, "\"signal\":9,\"signal_name\":\"SIGKILL\""));
 	EXPECT_NE(NULL, strstr(line, "\"exit_code\":null"));
