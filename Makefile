@@ -65,7 +65,10 @@ CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
 LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 CLI_SRCS := $(sort $(wildcard cli/*.c))
-CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(CLI_SRCS))
+# The --help pages are the man pages, made into C at build time
+# (cli/man2help.awk): each page is written once.
+MAN_PAGES := $(sort $(wildcard man/*.1))
+CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(CLI_SRCS)) $(O)/cli/help.o
 TEST_SRCS := $(sort $(wildcard selftests/actrack/*.c))
 TESTS    := $(patsubst selftests/actrack/%.c,$(O)/selftests/%,$(TEST_SRCS))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
@@ -107,6 +110,14 @@ $(LIBSO): $(LIB_OBJS) lib/libactrack.map
 		-o $@ $(LIB_OBJS) $(LIBS)
 	ln -sf libactrack.so.1 $(O)/libactrack.so
 
+$(O)/cli/help.c: cli/man2help.awk $(MAN_PAGES)
+	@mkdir -p $(dir $@)
+	awk -f cli/man2help.awk $(MAN_PAGES) >$@.tmp
+	mv $@.tmp $@
+
+$(O)/cli/help.o: $(O)/cli/help.c cli/cli.h
+	$(CC) $(CFLAGS) -Icli -fvisibility=hidden -c -o $@ $<
+
 $(O)/actrack: $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS) $(CLI_LIBS)
 
@@ -135,8 +146,15 @@ $(O)/selftests/lib_urcu_memb_fork: LIBS += $(shell pkg-config --libs liburcu-mem
 $(O)/selftests/lib_urcu_qsbr_fork: LIBS += $(shell pkg-config --libs liburcu-qsbr 2>/dev/null || echo -lurcu-qsbr -lurcu-common)
 $(O)/selftests/lib_urcu_bp_fork: LIBS += $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
 
-# cli_json and cli_stacks embed the schema (.incbin).
+# cli_json, cli_stacks and cli_render embed the schema (.incbin).
 $(O)/selftests/cli_json $(O)/selftests/cli_stacks: docs/json-schema.json
+
+# cli_render drives the CLI's renderer directly: every CLI object but main.
+CLI_RENDER_OBJS := $(filter-out $(O)/cli/main.o,$(CLI_OBJS))
+$(O)/selftests/cli_render: docs/json-schema.json $(CLI_RENDER_OBJS)
+$(O)/selftests/cli_render: private CFLAGS += -Icli
+$(O)/selftests/cli_render: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
+	$(LIBS) $(CLI_LIBS)
 
 # cli_stacks unwinds its own deadlocked writer threads: code built the way
 # distributions build it, -O2 without frame pointers, so that only DWARF
@@ -198,7 +216,7 @@ M32_MISSING := no 32-bit toolchain (gcc-multilib, liburcu-dev:i386, \
 	libmnl-dev:i386: scripts/setup could not install them)
 m32: cli
 	$(MAKE) O=$(M32_O) CC='$(CC) -m32' lib tests examples benches \
-		$(patsubst %.c,$(M32_O)/%.o,$(CLI_SRCS))
+		$(patsubst %.c,$(M32_O)/%.o,$(CLI_SRCS)) $(M32_O)/cli/help.o
 	rm -f $(M32_O)/actrack
 	cp $(O)/actrack $(M32_O)/actrack
 

@@ -32,6 +32,14 @@ int cmd_hangs(int argc, char **argv);	/* cli/cmd_hangs.c */
 int cmd_top(int argc, char **argv);	/* cli/cmd_top.c */
 int cmd_collect(int argc, char **argv);	/* cli/cmd_collect.c */
 
+/*
+ * cli_help_page() - the --help text of command @name ("dump"), or of
+ * actrack itself for "": the man page (man/actrack-dump.1, man/actrack.1)
+ * as plain text, made at build time by cli/man2help.awk, so that each page
+ * is written once.  NULL if there is no such page.
+ */
+const char *cli_help_page(const char *name);
+
 /* ---- cli/format.c ---- */
 
 /* "actrack: <what>: <reason of -err>" on stderr. */

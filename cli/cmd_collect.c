@@ -4,39 +4,6 @@
 #include <string.h>
 #include "cli.h"
 
-static const char collect_help[] =
-"NAME\n"
-"    actrack collect - free the records of exited processes (file arenas)\n"
-"\n"
-"SYNOPSIS\n"
-"    actrack [--arena FILE] collect\n"
-"\n"
-"DESCRIPTION\n"
-"    With the module, the kernel frees a process's records when it exits.\n"
-"    A file arena keeps them until the launching parent reports the exit\n"
-"    (actrack_record_process_exit()) or a garbage collector runs, so\n"
-"    'actrack ps' lists them as dead.  collect is that collector: every\n"
-"    process whose pid no longer exists, or now belongs to a process with\n"
-"    another start time, is dead, and its records are freed for reuse.\n"
-"    It writes to the arena (it needs write access to the file) but does\n"
-"    not register itself in it.  Saved images are never changed.\n"
-"\n"
-"OUTPUT\n"
-"    collected 3 exited processes (41 records); 2 running processes kept\n"
-"\n"
-"OPTIONS\n"
-"    -h, --help\n"
-"        Print this help.\n"
-"\n"
-"EXIT STATUS\n"
-"    0 on success (also when there was nothing to collect, or the arena\n"
-"    is the module's), 1 if the arena cannot be read or written or is a\n"
-"    saved image, 2 on a usage error.\n"
-"\n"
-"EXAMPLES\n"
-"    actrack collect\n"
-"    ACTRACK_ARENA=/tmp/test.arena actrack collect && actrack ps\n";
-
 int cmd_collect(int argc, char **argv)
 {
 	struct actrack_collect_stats st;
@@ -44,7 +11,8 @@ int cmd_collect(int argc, char **argv)
 	const char *name;
 	int ret;
 
-	ret = cli_simple_args(argc, argv, collect_help, 0, 0);
+	ret = cli_simple_args(argc, argv, cli_help_page("collect"),
+			      0, 0);
 	if (ret >= 0)
 		return ret;
 	ret = actrack_arena_collect(cli.arena,

@@ -19,70 +19,10 @@
 #include <time.h>
 #include "cli.h"
 #include "json.h"
+#include "render.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "waitgraph.h"
-
-static const char hangs_help[] =
-"NAME\n"
-"    actrack hangs - find hung threads and deadlocks\n"
-"\n"
-"SYNOPSIS\n"
-"    actrack [--arena FILE] hangs [--for DURATION] [--interval MS] [--stacks]\n"
-"                                 [--json]\n"
-"\n"
-"DESCRIPTION\n"
-"    Takes two snapshots of the arena MS milliseconds apart.  A thread is\n"
-"    hung if its innermost activity is a wait (lock-acquire, event-wait,\n"
-"    thread-join, process-wait, io-wait) that started more than DURATION\n"
-"    ago and its stack did not change between the snapshots; a long wait\n"
-"    that makes progress (its activity is updated, or activities are\n"
-"    pushed and popped above it) is not a hang.\n"
-"\n"
-"    A saved image (actrack save) is one moment: it is read once, ages\n"
-"    are measured from when it was saved, and since it cannot show\n"
-"    progress, every wait older than DURATION then is reported.\n"
-"\n"
-"    For each hung thread it prints what it waits for, since when, from\n"
-"    where (the symbolized origin), and who holds it: the threads that\n"
-"    have the lock on their stack (lock-held), the thread it joins, the\n"
-"    process it waits for.  Then every cycle among them is printed as a\n"
-"    DEADLOCK line with the object each thread waits on.  A lock held in\n"
-"    another process is matched by its address: such an edge assumes a\n"
-"    process-shared lock mapped at the same address in both processes,\n"
-"    and the output says so.\n"
-"\n"
-"OPTIONS\n"
-"    --for DURATION\n"
-"        Minimum age of a hung wait (default 1s).  DURATION is a number\n"
-"        with an optional unit: ms, s, m or h (500ms, 2s, 1.5m); without\n"
-"        a unit, seconds.\n"
-"    -i, --interval MS\n"
-"        Milliseconds between the two snapshots (default 200, 1..600000).\n"
-"    -s, --stacks\n"
-"        Also stop each hung thread for a moment with ptrace, unwind it\n"
-"        (elfutils libdwfl, DWARF CFI) and print its real backtrace under\n"
-"        its activity stack.  A thread that may not be traced (another\n"
-"        uid, kernel.yama.ptrace_scope, already traced) is printed without\n"
-"        one, and a line on stderr says why.\n"
-"    -j, --json\n"
-"        Print one JSON document (schema \"actrack-hangs/2\", see\n"
-"        docs/json-schema.json) instead of text.\n"
-"    -h, --help\n"
-"        Print this help.\n"
-"\n"
-"EXIT STATUS\n"
-"    0 if no thread is hung, 3 if hung threads were found (with or\n"
-"    without a deadlock), 1 if the arena cannot be read, 2 on a usage\n"
-"    error.  --stacks does not change it, even when no backtrace could\n"
-"    be taken.\n"
-"\n"
-"EXAMPLES\n"
-"    actrack hangs\n"
-"    actrack hangs --stacks\n"
-"    actrack hangs --for 30s --interval 1000\n"
-"    actrack hangs --json | jq '.deadlocks'\n"
-"    actrack hangs --for 500ms || echo \"something is stuck\"\n";
 
 struct hangs {
 	const struct actrack_snapshot *prev, *cur;
@@ -271,7 +211,8 @@ static void print_hung(const struct hangs *h, uint32_t i)
 	       cli_activity_object(obj, sizeof(obj), a));
 	print_targets(h, i);
 	putchar('\n');
-	printf("    at %s", sym_format(h->sym, w->proc, a->origin, sym,
+	printf("    at %s", sym_format(h->sym, w->proc->modules,
+					w->proc->nr_modules, a->origin, sym,
 					sizeof(sym)));
 	if (w->thread->depth > 1)
 		printf(", depth %u", w->thread->depth);
@@ -383,8 +324,7 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 {
 	const struct waitgraph *g = &h->g;
 	const struct wg_thread *w = &g->threads[i];
-	const struct actrack_activity *a = &w->wait->a;
-	char desc[96];
+	const struct render r = { .sym = h->sym, .now = h->now };
 
 	json_object_begin(j);
 	json_kv_u64(j, "pid", w->proc->pid);
@@ -403,20 +343,9 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 		json_bool(j, !process_gone(h, w->proc));
 	json_kv_u64(j, "depth", w->thread->depth);
 	json_key(j, "activity");
-	json_object_begin(j);
-	json_kv_string(j, "type", actrack_activity_name(a->type), 32);
-	json_kv_u64(j, "type_id", a->type);
-	json_kv_u64_str(j, "object", a->object);
-	json_kv_u64_str(j, "info", a->info);
-	json_kv_string(j, "description",
-		       cli_activity_object(desc, sizeof(desc), a),
-		       sizeof(desc));
-	json_kv_u64_str(j, "time_ns", a->time_ns);
-	json_kv_i64_str(j, "age_ns", (int64_t)(h->now - a->time_ns));
-	json_kv_u64(j, "origin", a->origin);
-	json_key(j, "symbol");
-	json_symbol(j, h->sym, w->proc, a->origin);
-	json_object_end(j);
+	/* The wait is the innermost stored activity (waitgraph.c). */
+	render_activity_json(&r, j, w->proc, w->thread,
+			     (uint32_t)(w->wait - w->thread->activities));
 	json_key(j, "waits_for");
 	json_array_begin(j);
 	for (uint32_t k = wg_out_begin(g, i); k < wg_out_end(g, i); k++) {
@@ -478,7 +407,7 @@ static int print_json(struct hangs *h)
 
 	json_init(&j, stdout, JSON_MAX_DEPTH);
 	json_object_begin(&j);
-	json_kv_string(&j, "schema", JSON_HANGS_SCHEMA, 32);
+	json_kv_string(&j, "schema", RENDER_HANGS_SCHEMA, 32);
 	json_kv_string(&j, "generator", "actrack " ACTRACK_VERSION, 32);
 	json_kv_string(&j, "arena", cli_arena_name(), 4096);
 	json_kv_u64_str(&j, "now_ns", h->now);
@@ -582,7 +511,7 @@ int cmd_hangs(int argc, char **argv)
 			stacks = true;
 			break;
 		case 'h':
-			fputs(hangs_help, stdout);
+			fputs(cli_help_page("hangs"), stdout);
 			return 0;
 		default:
 			if (optopt == 'i' || optopt == OPT_FOR)

@@ -6,43 +6,6 @@
 #include <sys/stat.h>
 #include "cli.h"
 
-static const char save_help[] =
-"NAME\n"
-"    actrack save - save an image of the arena to a file\n"
-"\n"
-"SYNOPSIS\n"
-"    actrack [--arena FILE] save OUTPUT | -\n"
-"\n"
-"DESCRIPTION\n"
-"    Copies the whole arena into OUTPUT without writing to the arena.  The\n"
-"    image is itself a valid file arena: 'actrack --arena OUTPUT dump'\n"
-"    reads it later, after the processes or the machine are gone (e.g.\n"
-"    attach it to a bug report).  Thread stacks and user data that were\n"
-"    changing during the copy are replaced by consistent copies, and the\n"
-"    image is parsed before it is written, and records when it was taken:\n"
-"    readers measure ages from that moment, not from their own clock.\n"
-"\n"
-"    A new OUTPUT, or an existing regular file, is written under a\n"
-"    temporary name and renamed, so it is either complete or untouched;\n"
-"    it is created with mode 0600, since an arena holds command lines and\n"
-"    annotations.  Through a symbolic link, the file it points to is\n"
-"    replaced.  A fifo is written through.  Anything else (a device, a\n"
-"    socket, a directory) is refused and left alone.  '-' writes the image\n"
-"    to standard output (not to a terminal).\n"
-"\n"
-"OPTIONS\n"
-"    -h, --help\n"
-"        Print this help.\n"
-"\n"
-"EXIT STATUS\n"
-"    0 on success, 1 if the arena cannot be read or OUTPUT cannot be\n"
-"    written or is refused, 2 on a usage error.\n"
-"\n"
-"EXAMPLES\n"
-"    actrack save /tmp/hang-$(date +%s).arena\n"
-"    actrack --arena /dev/shm/actrack-1000 save /tmp/copy.arena\n"
-"    actrack save - | gzip > hang.arena.gz\n";
-
 static const char *file_kind(mode_t mode)
 {
 	switch (mode & S_IFMT) {
@@ -84,7 +47,8 @@ int cmd_save(int argc, char **argv)
 	const char *out;
 	int ret;
 
-	ret = cli_simple_args(argc, argv, save_help, 1, 1);
+	ret = cli_simple_args(argc, argv, cli_help_page("save"),
+			      1, 1);
 	if (ret >= 0)
 		return ret;
 	out = argv[optind];

@@ -5,37 +5,6 @@
 #include <string.h>
 #include "cli.h"
 
-static const char stats_help[] =
-"NAME\n"
-"    actrack stats - arena usage and the kernel module's counters\n"
-"\n"
-"SYNOPSIS\n"
-"    actrack [--arena FILE] stats\n"
-"\n"
-"DESCRIPTION\n"
-"    Prints the arena's size, the bytes allocated so far, the bytes free\n"
-"    (never allocated plus freed blocks that can be reused), how many\n"
-"    processes and threads it holds, its flags (corrupt: some reader met\n"
-"    bad data; full: an allocation failed; kernel: owned by actrack.ko)\n"
-"    and its ABI version.\n"
-"\n"
-"    When the arena is the module's (/dev/actrack), the module's own\n"
-"    counters follow: arenas, attached processes, cleanups after exits,\n"
-"    records freed, corruption seen by its walks, death reports sent and\n"
-"    dropped.  They are skipped when the module's netlink family is not\n"
-"    there.\n"
-"\n"
-"OPTIONS\n"
-"    -h, --help\n"
-"        Print this help.\n"
-"\n"
-"EXIT STATUS\n"
-"    0 on success, 1 if the arena cannot be read, 2 on a usage error.\n"
-"\n"
-"EXAMPLES\n"
-"    actrack stats\n"
-"    actrack --arena /tmp/hang.arena stats\n";
-
 static void print_flags(uint32_t flags)
 {
 	static const struct {
@@ -105,7 +74,8 @@ int cmd_stats(int argc, char **argv)
 	char path[PATH_MAX];
 	int ret;
 
-	ret = cli_simple_args(argc, argv, stats_help, 0, 0);
+	ret = cli_simple_args(argc, argv, cli_help_page("stats"),
+			      0, 0);
 	if (ret >= 0)
 		return ret;
 	/* No arena with the module: nothing tracked now, counters still. */

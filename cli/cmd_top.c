@@ -20,55 +20,6 @@
 #include "cli.h"
 #include "symbolize.h"
 
-static const char top_help[] =
-"NAME\n"
-"    actrack top - continuously show what every tracked thread is doing\n"
-"\n"
-"SYNOPSIS\n"
-"    actrack [--arena FILE] top [--interval MS] [--iterations N] [--pid PID]\n"
-"\n"
-"DESCRIPTION\n"
-"    Every MS milliseconds, takes a snapshot of the arena and prints one\n"
-"    line per thread, sorted by how long the thread has been in its\n"
-"    innermost activity (longest first; idle threads last):\n"
-"\n"
-"    PID       process id\n"
-"    TID       thread id\n"
-"    NAME      thread name\n"
-"    AGE       time since the innermost activity was pushed\n"
-"    ACTIVITY  its type (task-run, lock-acquire, event-wait, ...), 'idle'\n"
-"              for an empty stack, 'torn' for a thread that changed on\n"
-"              every attempt to read it\n"
-"    OBJECT    what it is about: lock address, tid, pid, fd, task id...;\n"
-"              '(+N)' when N inner activities were not stored, in which\n"
-"              case the innermost stored one is shown\n"
-"    ORIGIN    where it was pushed, symbolized from the process's module\n"
-"              records when the files are still there (function+offset\n"
-"              and file:line with debug information), else module+offset\n"
-"\n"
-"    On a terminal the screen is redrawn and lines are cut to its size;\n"
-"    otherwise frames follow each other.\n"
-"\n"
-"OPTIONS\n"
-"    -i, --interval MS\n"
-"        Milliseconds between frames (default 1000, 10..3600000).\n"
-"    -n, --iterations N\n"
-"        Stop after N frames (default: run until interrupted).\n"
-"    -p, --pid PID\n"
-"        Only the threads of process PID.  Fails if the arena holds no\n"
-"        such process when top starts.\n"
-"    -h, --help\n"
-"        Print this help.\n"
-"\n"
-"EXIT STATUS\n"
-"    0 after N frames or when ended by SIGINT (Ctrl-C) or SIGTERM, 1 if\n"
-"    the arena cannot be read or PID is not in it, 2 on a usage error.\n"
-"\n"
-"EXAMPLES\n"
-"    actrack top\n"
-"    actrack top --interval 250 --pid 4240\n"
-"    actrack top --iterations 1 | head -20\n";
-
 /* Set by SIGINT/SIGTERM: finish the frame, exit 0. */
 static volatile sig_atomic_t top_stop;
 
@@ -174,8 +125,8 @@ static void format_row(struct top *tp, const struct top_row *r, char *line,
 		if (r->t->depth > r->t->nr_activities)
 			snprintf(obj + n, sizeof(obj) - n, " (+%u)",
 				 r->t->depth - r->t->nr_activities);
-		sym_format(tp->sym, r->p, r->inner->a.origin, origin,
-			   sizeof(origin));
+		sym_format(tp->sym, r->p->modules, r->p->nr_modules,
+			   r->inner->a.origin, origin, sizeof(origin));
 	}
 	snprintf(line, len, "%7u %7u %-16s %9s %-13s %-24s %s", r->p->pid,
 		 r->t->tid, name, age, act, obj, origin);
@@ -295,7 +246,7 @@ int cmd_top(int argc, char **argv)
 			tp.pid = (uint32_t)v;
 			break;
 		case 'h':
-			fputs(top_help, stdout);
+			fputs(cli_help_page("top"), stdout);
 			return 0;
 		default:
 			if (optopt == 'i' || optopt == 'n' || optopt == 'p')

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A small streaming JSON writer for the actrack CLI, and the documents
- * built with it: `actrack dump --json` (schema "actrack-dump/2", described
- * field by field in docs/json-schema.json) and `actrack dump --trace`
- * (Chrome trace-event JSON, cli/trace.c).
+ * A small streaming JSON writer for the actrack CLI.  The documents built
+ * with it: processes, threads and death reports (render.h), `actrack dump
+ * --json` and `hangs --json` (described field by field in
+ * docs/json-schema.json), and `actrack dump --trace` (Chrome trace-event
+ * JSON, cli/trace.c).
  *
  * Every string written comes from an arena or a file named by one, so it is
  * untrusted: the writer always produces valid JSON and valid UTF-8 whatever
@@ -79,24 +80,13 @@ void json_value(struct json *j, const struct actrack_value *v);
 void json_values(struct json *j, const char *key,
 		 const struct actrack_value *v, uint32_t nr);
 
-struct symbolizer;
 /*
- * The "symbol" object of @pc in process @p ({"text", "function", ...}), or
- * null when @pc is 0.  Shared by dump --json and hangs --json.
- */
-void json_symbol(struct json *j, struct symbolizer *sym,
-		 const struct actrack_snap_process *p, uint64_t pc);
-
-/* Schema identifiers of the documents. */
-#define JSON_DUMP_SCHEMA	"actrack-dump/2"
-#define JSON_HANGS_SCHEMA	"actrack-hangs/2"
-
-/*
- * cli_dump_json() - `actrack dump --json`: the whole snapshot @s (only
- * process @pid when @have_pid) as one JSON document on stdout.  @now and
- * @other_boot as from cli_now().  Prints one error line and returns 1 if
- * @pid is not in the snapshot.  With @stacks (dump --stacks, cli/stacks.c)
- * each thread also gets its "stack".  Return: exit code.
+ * cli_dump_json() - `actrack dump --json` (cli/cmd_dump.c): the whole
+ * snapshot @s (only process @pid when @have_pid) as one JSON document on
+ * stdout, schema "actrack-dump/3" (docs/json-schema.json).  @now and
+ * @other_boot as from cli_now().  With @stacks (dump --stacks,
+ * cli/stacks.c) each thread also gets its "stack".  Return: exit code (1,
+ * with an error line, if @pid is not in @s).
  */
 struct stacks;
 int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
@@ -106,7 +96,7 @@ int cli_dump_json(const struct actrack_snapshot *s, uint64_t now,
 /*
  * cli_dump_trace() - `actrack dump --trace`: Chrome trace-event JSON on
  * stdout (cli/trace.c), for ui.perfetto.dev or chrome://tracing.
- * Return: exit code, as cli_dump_json().
+ * Return: exit code (1, with an error line, if @pid is not in @s).
  */
 int cli_dump_trace(const struct actrack_snapshot *s, uint64_t now,
 		   bool other_boot, bool have_pid, uint32_t pid);

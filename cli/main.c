@@ -16,83 +16,30 @@
 
 struct cli_globals cli;
 
+/* What each command does is said once, in its man page (cli_help_page()). */
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
-	const char *summary;
 };
 
 static const struct command commands[] = {
-	{ "dump", cmd_dump,
-	  "print every process: stacks, annotations, modules, log" },
-	{ "ps", cmd_ps, "list tracked processes" },
-	{ "monitor", cmd_monitor,
-	  "print death reports as tracked processes exit" },
-	{ "hangs", cmd_hangs, "find hung threads and deadlocks" },
-	{ "top", cmd_top, "refreshing view of every thread's activity" },
-	{ "save", cmd_save, "save an image of the arena to a file" },
-	{ "stats", cmd_stats, "arena usage and the module's counters" },
-	{ "collect", cmd_collect,
-	  "free the records of exited processes (file arenas)" },
-	{ "help", NULL, "help for a command: actrack help COMMAND" },
+	{ "dump", cmd_dump },
+	{ "ps", cmd_ps },
+	{ "monitor", cmd_monitor },
+	{ "hangs", cmd_hangs },
+	{ "top", cmd_top },
+	{ "save", cmd_save },
+	{ "stats", cmd_stats },
+	{ "collect", cmd_collect },
+	{ "help", NULL },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* actrack(1), made from man/actrack.1 at build time. */
 static void print_help(FILE *f)
 {
-	fputs(
-"NAME\n"
-"    actrack - inspect actrack activity arenas: what tracked processes and\n"
-"    their threads are doing, or were doing when they crashed or hung\n"
-"\n"
-"SYNOPSIS\n"
-"    actrack [--arena FILE] COMMAND [OPTIONS]\n"
-"    actrack help [COMMAND]\n"
-"    actrack --help | --version\n"
-"\n"
-"DESCRIPTION\n"
-"    Programs linked with libactrack keep, for every thread, a small stack\n"
-"    of activities (running a task, waiting for a lock, an event, a thread,\n"
-"    a child process or I/O) with typed annotations, in a shared arena\n"
-"    that outlives them: /dev/actrack when the actrack.ko module is\n"
-"    loaded, else a file.  actrack reads that arena without ever writing\n"
-"    to it and prints what it finds.\n"
-"\n"
-"COMMANDS\n", f);
-	for (size_t i = 0; i < NR_COMMANDS; i++)
-		fprintf(f, "    %-9s %s\n", commands[i].name, commands[i].summary);
-	fputs(
-"\n"
-"OPTIONS\n"
-"    --arena FILE\n"
-"        Read the file arena or saved image FILE instead of the arena this\n"
-"        user's processes attach to.\n"
-"    -h, --help\n"
-"        Print this help.  'actrack COMMAND --help' describes a command.\n"
-"    -V, --version\n"
-"        Print the version of actrack (that of libactrack, as\n"
-"        'pkg-config --modversion libactrack' prints it) and of the arena\n"
-"        ABI it reads.\n"
-"\n"
-"ENVIRONMENT\n"
-"    ACTRACK_ARENA\n"
-"        Path of the file arena to use when --arena is not given (the same\n"
-"        variable that makes tracked programs use that file).\n"
-"\n"
-"    Without --arena or ACTRACK_ARENA, actrack reads /dev/actrack if the\n"
-"    module is loaded, else /dev/shm/actrack-UID.\n"
-"\n"
-"EXIT STATUS\n"
-"    0 on success, 1 if the arena cannot be read or a command fails,\n"
-"    2 on a usage error, 3 if 'actrack hangs' found hung threads or\n"
-"    'actrack monitor' timed out before its count of reports.\n"
-"\n"
-"EXAMPLES\n"
-"    actrack ps\n"
-"    actrack dump --pid 1234\n"
-"    actrack save /tmp/hang.arena && actrack --arena /tmp/hang.arena dump\n"
-"    ACTRACK_ARENA=/tmp/test.arena actrack stats\n", f);
+	fputs(cli_help_page(""), f);
 }
 
 static int run_command(const struct command *c, int argc, char **argv)

@@ -52,6 +52,7 @@
 #include <sys/wait.h>
 #include "cli.h"
 #include "json.h"
+#include "render.h"
 #include "stacks.h"
 #include "symbolize.h"
 
@@ -77,9 +78,11 @@ struct stack_thread {
 	struct stack_frame *frames;
 };
 
-/* A process's live view, as module records symbolize.c understands. */
+/* The objects a live process has mapped, as module records for
+ * symbolize.c (the arena's may be stale: dlclose, a newer binary). */
 struct stack_proc {
-	struct actrack_snap_process live;
+	struct actrack_snap_module *modules;
+	uint32_t nr_modules;
 };
 
 struct stacks {
@@ -115,7 +118,7 @@ void stacks_free(struct stacks *st)
 		free(st->threads[i].frames);
 	}
 	for (uint32_t i = 0; i < st->nr_procs; i++)
-		free(st->procs[i].live.modules);
+		free(st->procs[i].modules);
 	free(st->threads);
 	free(st->procs);
 	free(st->lingering);
@@ -499,16 +502,15 @@ static bool module_record(Dwfl_Module *mod, struct actrack_snap_module *r)
 	return true;
 }
 
-/* The modules the frames of @t[0..@n) are in, as records of @sp->live. */
+/* The modules the frames of @t[0..@n) are in, as records of @sp. */
 static void live_modules(Dwfl *dwfl, struct stack_proc *sp,
 			 const struct stack_thread *t, uint32_t n)
 {
 	Dwfl_Module *seen[STACKS_MAX_MODULES];
 	uint32_t nr = 0;
 
-	sp->live.modules = calloc(STACKS_MAX_MODULES,
-				  sizeof(*sp->live.modules));
-	if (!sp->live.modules)
+	sp->modules = calloc(STACKS_MAX_MODULES, sizeof(*sp->modules));
+	if (!sp->modules)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		for (uint32_t k = 0; k < t[i].nr_frames; k++) {
@@ -523,9 +525,8 @@ static void live_modules(Dwfl *dwfl, struct stack_proc *sp,
 			if (m < nr || nr == STACKS_MAX_MODULES)
 				continue;
 			seen[nr] = mod;
-			if (module_record(mod,
-					  &sp->live.modules[sp->live.nr_modules]))
-				sp->live.nr_modules++;
+			if (module_record(mod, &sp->modules[sp->nr_modules]))
+				sp->nr_modules++;
 			nr++;
 		}
 	}
@@ -661,8 +662,6 @@ static void collect_process(struct stacks *st, struct stack_thread *t,
 		if (st->snap->processes[i].pid == t[0].pid &&
 		    st->snap->processes[i].start_ticks == t[0].start_ticks)
 			p = &st->snap->processes[i];
-	sp->live.pid = t[0].pid;
-	sp->live.start_ticks = t[0].start_ticks;
 	if (p && cli_process_foreign(p)) {
 		fail_rest(t, n, "process of another pid namespace: not "
 			  "stopped");
@@ -765,7 +764,7 @@ void stacks_print(const struct stacks *st, struct symbolizer *sym, FILE *f,
 		  uint32_t tid)
 {
 	const struct stack_thread *t = find(st, p, tid);
-	const struct actrack_snap_process *live;
+	const struct stack_proc *live;
 	char buf[512];
 
 	if (!t)
@@ -777,7 +776,7 @@ void stacks_print(const struct stacks *st, struct symbolizer *sym, FILE *f,
 		fputs(")\n", f);
 		return;
 	}
-	live = &st->procs[t->proc].live;
+	live = &st->procs[t->proc];
 	fprintf(f, "%sbacktrace:\n", indent);
 	for (uint32_t i = 0; i < t->nr_frames; i++) {
 		const struct stack_frame *fr = &t->frames[i];
@@ -786,8 +785,8 @@ void stacks_print(const struct stacks *st, struct symbolizer *sym, FILE *f,
 		 * up at the call. */
 		fprintf(f, "%s  #%-2u 0x%016" PRIx64 "%s %s\n", indent, i,
 			fr->pc, fr->activation ? "    " : " - 1",
-			sym_format(sym, live, lookup_pc(fr), buf,
-				   sizeof(buf)));
+			sym_format(sym, live->modules, live->nr_modules,
+				   lookup_pc(fr), buf, sizeof(buf)));
 	}
 	if (t->truncated)
 		fprintf(f, "%s  (cut at %u frames)\n", indent,
@@ -819,7 +818,8 @@ void stacks_json(const struct stacks *st, struct symbolizer *sym,
 		json_kv_u64(j, "pc", fr->pc);
 		json_kv_bool(j, "activation", fr->activation);
 		json_key(j, "symbol");
-		json_symbol(j, sym, &st->procs[t->proc].live, lookup_pc(fr));
+		json_symbol(j, sym, st->procs[t->proc].modules,
+			    st->procs[t->proc].nr_modules, lookup_pc(fr));
 		json_object_end(j);
 	}
 	json_array_end(j);

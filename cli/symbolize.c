@@ -179,12 +179,12 @@ static bool same_module(const struct actrack_snap_module *x,
 }
 
 static bool same_list(const struct sym_session *s,
-		      const struct actrack_snap_process *p)
+		      const struct actrack_snap_module *mods, uint32_t nr)
 {
-	if (s->nr != p->nr_modules)
+	if (s->nr != nr)
 		return false;
 	for (uint32_t i = 0; i < s->nr; i++)
-		if (!same_module(&s->recs[i], &p->modules[i]))
+		if (!same_module(&s->recs[i], &mods[i]))
 			return false;
 	return true;
 }
@@ -198,25 +198,26 @@ static int mod_cmp(const void *x, const void *y)
 	return 0;
 }
 
-static struct sym_session *session_new(const struct actrack_snap_process *p)
+static struct sym_session *session_new(const struct actrack_snap_module *mods,
+				       uint32_t nr)
 {
 	struct sym_session *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
-	s->recs = calloc(p->nr_modules, sizeof(*s->recs));
-	s->mods = calloc(p->nr_modules, sizeof(*s->mods));
+	s->recs = calloc(nr, sizeof(*s->recs));
+	s->mods = calloc(nr, sizeof(*s->mods));
 	if (!s->recs || !s->mods) {
 		session_free(s);
 		return NULL;
 	}
-	s->nr = p->nr_modules;
-	for (uint32_t i = 0; i < p->nr_modules; i++) {
+	s->nr = nr;
+	for (uint32_t i = 0; i < nr; i++) {
 		struct actrack_snap_module *r = &s->recs[i];
 		struct sym_module *m = &s->mods[s->nr_ranges];
-		uint64_t start = p->modules[i].base + p->modules[i].vaddr;
+		uint64_t start = mods[i].base + mods[i].vaddr;
 
-		*r = p->modules[i];
+		*r = mods[i];
 		r->path[sizeof(r->path) - 1] = 0;
 		if (r->build_id_size > ACTRACK_BUILD_ID_MAX)
 			r->build_id_size = 0;
@@ -235,18 +236,19 @@ static struct sym_session *session_new(const struct actrack_snap_process *p)
 }
 
 static struct sym_session *find_session(struct symbolizer *sym,
-					const struct actrack_snap_process *p)
+					const struct actrack_snap_module *mods,
+					uint32_t nr)
 {
 	struct sym_session *s;
 	uint32_t victim = 0;
 
 	for (uint32_t i = 0; i < sym->nr; i++) {
-		if (same_list(sym->sessions[i], p)) {
+		if (same_list(sym->sessions[i], mods, nr)) {
 			sym->sessions[i]->last_used = ++sym->tick;
 			return sym->sessions[i];
 		}
 	}
-	s = session_new(p);
+	s = session_new(mods, nr);
 	if (!s)
 		return NULL;
 	s->last_used = ++sym->tick;
@@ -741,8 +743,8 @@ static void lookup_file(struct symbolizer *sym, struct sym_file *f,
 	refine_scopes(sym, f->mod, addr, out);
 }
 
-bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
-		uint64_t pc, struct sym_info *out)
+bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_module *mods,
+		uint32_t nr_mods, uint64_t pc, struct sym_info *out)
 {
 	const struct sym_entry *e;
 	struct sym_session *s;
@@ -751,9 +753,9 @@ bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
 	uint64_t addr;
 
 	memset(out, 0, sizeof(*out));
-	if (!sym || !p || !pc || !p->nr_modules)
+	if (!sym || !mods || !pc || !nr_mods)
 		return false;
-	s = find_session(sym, p);
+	s = find_session(sym, mods, nr_mods);
 	if (!s)
 		return false;
 	m = find_module(s, pc);
@@ -858,12 +860,12 @@ char *sym_format_info(const struct sym_info *info, uint64_t pc, char *buf,
 	return buf;
 }
 
-char *sym_format(struct symbolizer *sym, const struct actrack_snap_process *p,
-		 uint64_t pc, char *buf, size_t len)
+char *sym_format(struct symbolizer *sym, const struct actrack_snap_module *mods,
+		 uint32_t nr_mods, uint64_t pc, char *buf, size_t len)
 {
 	struct sym_info info;
 
-	if (!sym_lookup(sym, p, pc, &info))
+	if (!sym_lookup(sym, mods, nr_mods, pc, &info))
 		return sym_format_info(NULL, pc, buf, len);
 	return sym_format_info(&info, pc, buf, len);
 }

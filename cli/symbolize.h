@@ -42,12 +42,15 @@ struct symbolizer *sym_new(void);
 void sym_free(struct symbolizer *sym);
 
 /*
- * sym_lookup() - what @pc is in process @p.  Return: true if it is in one
- * of @p's modules (@out filled; @out->function may still be NULL), false
- * if not (only the raw address is known).
+ * sym_lookup() - what @pc is in a process whose loaded objects are
+ * @mods[0..@nr_mods): the MODULE records of a snapshot process or of a
+ * death report, or records made from a live process (stacks.c).  Only the
+ * module list matters, so every source passes its own.  Return: true if
+ * @pc is in one of them (@out filled; @out->function may still be NULL),
+ * false if not (only the raw address is known).
  */
-bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
-		uint64_t pc, struct sym_info *out);
+bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_module *mods,
+		uint32_t nr_mods, uint64_t pc, struct sym_info *out);
 
 /*
  * sym_format() - one printable token for @pc:
@@ -56,8 +59,8 @@ bool sym_lookup(struct symbolizer *sym, const struct actrack_snap_process *p,
  *   (build-id mismatch)", or "0x7f12345678" when nothing resolves.
  * Escapes anything unprintable.  Return: @buf.
  */
-char *sym_format(struct symbolizer *sym, const struct actrack_snap_process *p,
-		 uint64_t pc, char *buf, size_t len);
+char *sym_format(struct symbolizer *sym, const struct actrack_snap_module *mods,
+		 uint32_t nr_mods, uint64_t pc, char *buf, size_t len);
 
 /* sym_format() of a filled @info, e.g. from sym_lookup(). */
 char *sym_format_info(const struct sym_info *info, uint64_t pc, char *buf,

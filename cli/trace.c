@@ -81,7 +81,8 @@ static void activity_event(struct trace *t,
 	json_kv_u64_str(j, "info", sa->a.info);
 	json_kv_u64(j, "origin", sa->a.origin);
 	json_kv_string(j, "symbol",
-		       sym_format(t->sym, p, sa->a.origin, sym, sizeof(sym)),
+		       sym_format(t->sym, p->modules, p->nr_modules,
+				  sa->a.origin, sym, sizeof(sym)),
 		       sizeof(sym));
 	json_key(j, "values");
 	json_array_begin(j);

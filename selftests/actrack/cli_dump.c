@@ -28,17 +28,17 @@ static const char golden_dump_100[] =
 "    -10.000 s tid 100: tab\\there\n"
 "    -0.001 s tid 101: stuck?\n"
 "  thread 100 'main' depth 6 (+2 not stored)\n"
-"    [4] thread-join tid 101, 10 ms ago, origin 0x555555555400 in server+0x1400 (file not found)\n"
-"    [3] event-wait event 0x6000, 1.0 s ago, origin 0x555555555300 in server+0x1300 (file not found)\n"
-"    [2] lock-acquire lock 0x5000, 12.0 s ago, origin 0x555555555200 in server+0x1200 (file not found)\n"
-"    [1] task-run task 17, 50.0 s ago, origin 0x555555555100 in server+0x1100 (file not found)\n"
+"    [4] thread-join tid 101, for 10 ms, origin 0x555555555400 in server+0x1400 (file not found)\n"
+"    [3] event-wait event 0x6000, for 1.0 s, origin 0x555555555300 in server+0x1300 (file not found)\n"
+"    [2] lock-acquire lock 0x5000, for 12.0 s, origin 0x555555555200 in server+0x1200 (file not found)\n"
+"    [1] task-run task 17, for 50.0 s, origin 0x555555555100 in server+0x1100 (file not found)\n"
 "         step = \"parse\"\n"
 "         attempt = 18446744073709551615\n"
 "  thread 101 'worker\\x01' depth 3\n"
 "    fatal signal SIGSEGV (11) code 1 addr 0x10 pc 0x555555555710 in server+0x1710 (file not found)\n"
-"    [3] generic action 5 id 77 info 88, 1 ms ago, origin 0x555555555700 in server+0x1700 (file not found)\n"
-"    [2] io-wait fd 3, 4096 bytes, 500 ms ago, origin 0x555555555600 in server+0x1600 (file not found)\n"
-"    [1] process-wait pid 200, 40.0 s ago, origin 0x555555555500 in server+0x1500 (file not found)\n"
+"    [3] generic action 5 id 77 info 88, for 1 ms, origin 0x555555555700 in server+0x1700 (file not found)\n"
+"    [2] io-wait fd 3, 4096 bytes, for 500 ms, origin 0x555555555600 in server+0x1600 (file not found)\n"
+"    [1] process-wait pid 200, for 40.0 s, origin 0x555555555500 in server+0x1500 (file not found)\n"
 "process 100 (launched) start_ticks 9000 parent 1 age 1.0 s: server\n";
 
 static const char golden_dump_rest[] =
@@ -46,7 +46,7 @@ static const char golden_dump_rest[] =
 "  thread 200 'orphan' depth 0\n"
 "process 300 (exited-with-code) start_ticks 8000 parent 100 age 1m00s: helper\n"
 "  thread 301 '' depth 1\n"
-"    [1] lock-held lock 0xabc0, 59.0 s ago, origin 0x1000\n"
+"    [1] lock-held lock 0xabc0, for 59.0 s, origin 0x1000\n"
 "global data:\n"
 "  build = \"1.2.3\"\n"
 "  shards = 4\n";

@@ -109,14 +109,21 @@ TEST_F(cli, help_lists_every_exit_status)
 {
 	RUN(&self->r, NULL, "--help");
 	EXPECT_EQ(0, self->r.status);
+	/* actrack(1)'s list, as --help prints a man page's tagged list. */
 	EXPECT_NE(NULL, strstr(self->r.out,
 			       "EXIT STATUS\n"
-			       "    0 on success, 1 if the arena cannot be read "
-			       "or a command fails,\n"
-			       "    2 on a usage error, 3 if 'actrack hangs' "
-			       "found hung threads or\n"
-			       "    'actrack monitor' timed out before its count "
-			       "of reports.\n"));
+			       "    0\n"
+			       "        Success.\n"
+			       "    1\n"
+			       "        The arena cannot be read (missing, not an "
+			       "arena, truncated,\n"));
+	EXPECT_NE(NULL, strstr(self->r.out,
+			       "    2\n"
+			       "        Usage error.\n"
+			       "    3\n"
+			       "        hangs found hung threads; monitor timed "
+			       "out before its count of\n"
+			       "        reports.\n"));
 }
 
 TEST_F(cli, bad_now_in_the_environment)
@@ -126,13 +133,16 @@ TEST_F(cli, bad_now_in_the_environment)
 	EXPECT_TRUE(one_line(self->r.err));
 }
 
+/* The sections of every man page, which --help prints (SEE ALSO only the
+ * man pages had while the help texts were written apart from them). */
 static const char *const sections[] = {
 	"NAME\n", "SYNOPSIS\n", "DESCRIPTION\n", "OPTIONS\n",
-	"EXIT STATUS\n", "EXAMPLES\n",
+	"EXIT STATUS\n", "EXAMPLES\n", "\nSEE ALSO\n",
 };
 
 static const char *const commands[] = { "dump", "ps", "save", "stats",
-					 "collect", "monitor" };
+					 "collect", "monitor", "hangs",
+					 "top" };
 
 TEST_F(cli, every_command_has_a_manual_page)
 {
@@ -146,7 +156,7 @@ TEST_F(cli, every_command_has_a_manual_page)
 		char line[64];
 
 		/* Listed in the main page... */
-		snprintf(line, sizeof(line), "\n    %-9s ", commands[i]);
+		snprintf(line, sizeof(line), "\n    %s\n        ", commands[i]);
 		EXPECT_NE(NULL, strstr(self->r.out, line))
 			TH_LOG("%s not listed", commands[i]);
 	}

@@ -59,7 +59,7 @@ static const char checker[] =
 "    cls(schema).validate(doc)\n"
 "if kind == 'dump':\n"
 "    pid = int(sys.argv[4])\n"
-"    assert doc['schema'] == 'actrack-dump/2'\n"
+"    assert doc['schema'] == 'actrack-dump/3'\n"
 "    procs = [p for p in doc['processes'] if p['pid'] == pid]\n"
 "    assert len(procs) == 1, procs\n"
 "    p = procs[0]\n"
@@ -81,7 +81,7 @@ static const char checker[] =
 "    assert t['fatal'] is None\n"
 "    a = t['activities']\n"
 "    assert [x['type'] for x in a] == ['task-run', 'lock-held', 'io-wait'], a\n"
-"    assert [x['index'] for x in a] == [0, 1, 2]\n"
+"    assert [x['level'] for x in a] == [1, 2, 3]\n"
 "    assert a[0]['object'] == '77' and a[2]['object'] == '5'\n"
 "    assert a[2]['info'] == '1234' and a[2]['description'] == 'fd 5, 1234 bytes'\n"
 "    assert a[0]['values'][0] == {'name': 'step', 'type': 'unsigned', 'value': '3'}\n"
@@ -100,7 +100,7 @@ static const char checker[] =
 "    assert doc['arena']['size'] > 0 and doc['arena']['corrupt'] is False\n"
 "elif kind == 'hangs':\n"
 "    tids = sorted(int(x) for x in sys.argv[4:6])\n"
-"    assert doc['schema'] == 'actrack-hangs/2'\n"
+"    assert doc['schema'] == 'actrack-hangs/3'\n"
 "    assert sorted(h['tid'] for h in doc['hung']) == tids, doc['hung']\n"
 "    assert len(doc['deadlocks']) == 1, doc['deadlocks']\n"
 "    e = doc['deadlocks'][0]['edges']\n"
@@ -291,7 +291,7 @@ TEST_F(json, dump_validates_and_keeps_every_byte)
 	EXPECT_EQ(0, self->r.status);
 	EXPECT_STREQ("", self->r.err);
 	/* Byte-level, without python: schema tag, escapes of bad bytes. */
-	EXPECT_EQ(0, strncmp(self->r.out, "{\n  \"schema\": \"actrack-dump/2\",",
+	EXPECT_EQ(0, strncmp(self->r.out, "{\n  \"schema\": \"actrack-dump/3\",",
 			     31));
 	EXPECT_NE(NULL, strstr(self->r.out,
 			       "\"name\": \"j\\u0001\\u00ff\xe2\x82\xac\""));
@@ -358,7 +358,7 @@ TEST_F(json, hangs_validates)
 	EXPECT_EQ(3, self->r.status);
 	EXPECT_STREQ("", self->r.err);
 	EXPECT_EQ(0, strncmp(self->r.out,
-			     "{\n  \"schema\": \"actrack-hangs/2\",", 32));
+			     "{\n  \"schema\": \"actrack-hangs/3\",", 32));
 	ASSERT_EQ(0, write_file(self->doc, self->r.out, strlen(self->r.out)));
 	snprintf(t0, sizeof(t0), "%d", sh->tid[0]);
 	snprintf(t1, sizeof(t1), "%d", sh->tid[1]);

@@ -118,11 +118,11 @@ TEST_F(live, dump_shows_the_process_as_written)
 		 self->w.pid);
 	EXPECT_TRUE(has_line(self->r.out, line));
 	/* Origins are symbolized: this file, in the worker's function. */
-	snprintf(line, sizeof(line), "\n    [2] lock-acquire lock %p, 10.0 s "
-		 "ago, origin 0x%llx in ", (void *)&the_lock,
+	snprintf(line, sizeof(line), "\n    [2] lock-acquire lock %p, for "
+		 "10.0 s, origin 0x%llx in ", (void *)&the_lock,
 		 (unsigned long long)t->activities[1].a.origin);
 	EXPECT_NE(NULL, strstr(self->r.out, line)) TH_LOG("%s", line);
-	snprintf(line, sizeof(line), "\n    [1] task-run task 12, 10.0 s ago, "
+	snprintf(line, sizeof(line), "\n    [1] task-run task 12, for 10.0 s, "
 		 "origin 0x%llx in ",
 		 (unsigned long long)t->activities[0].a.origin);
 	EXPECT_NE(NULL, strstr(self->r.out, line)) TH_LOG("%s", line);

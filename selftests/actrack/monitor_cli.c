@@ -361,19 +361,25 @@ TEST_F_TIMEOUT(live, recent_text_and_json, 60)
 		 "--json", "--count", "0", NULL });
 	EXPECT_EQ(0, rc);
 	EXPECT_GE(json_lines(out), 1) TH_LOG("not JSON lines: %s", out);
-	snprintf(pidkey, sizeof(pidkey), "\"pid\":%d,", self->v.pid);
+	snprintf(pidkey, sizeof(pidkey), "\"process\":{\"pid\":%d,",
+		 self->v.pid);
 	line = line_with(out, pidkey);
 	ASSERT_NE(NULL, line);
+	EXPECT_EQ(0, strncmp(line, "{\"schema\":\"actrack-death/1\",", 28));
 	EXPECT_NE(NULL, strstr(line, "\"source\":\"recent\""));
 	EXPECT_NE(NULL, strstr(line, "\"signal\":9,\"signal_name\":\"SIGKILL\""));
 	EXPECT_NE(NULL, strstr(line, "\"exit_code\":null"));
-	EXPECT_NE(NULL, strstr(line, "\"phase_name\":\"main-loop-started\""));
+	/* dump's dialect: names, with the numbers beside them. */
+	EXPECT_NE(NULL, strstr(line, "\"phase\":\"main-loop-started\","
+			       "\"phase_id\":"));
 	EXPECT_NE(NULL, strstr(line, "\"name\":\"worker-0\""));
 	/* Outermost first, as in dump --json: the worker's task (level 1)
 	 * is listed before its lock (level 2). */
 	{
-		const char *task = strstr(line, "\"type_name\":\"task-run\"");
-		const char *lock = strstr(line, "\"type_name\":\"lock-acquire\"");
+		const char *task = strstr(line, "{\"level\":1,\"type\":"
+					  "\"task-run\",\"type_id\":17,");
+		const char *lock = strstr(line, "{\"level\":2,\"type\":"
+					  "\"lock-acquire\",\"type_id\":");
 
 		EXPECT_NE(NULL, task);
 		EXPECT_NE(NULL, lock);
@@ -400,7 +406,8 @@ TEST_F_TIMEOUT(live, live_json, 60)
 	rc = finish(&p, &out, &err);
 	EXPECT_EQ(0, rc) TH_LOG("stderr: %s", err);
 	EXPECT_EQ(1, json_lines(out)) TH_LOG("output: %s", out);
-	snprintf(pidkey, sizeof(pidkey), "\"pid\":%d,", self->v.pid);
+	snprintf(pidkey, sizeof(pidkey), "\"process\":{\"pid\":%d,",
+		 self->v.pid);
 	line = line_with(out, pidkey);
 	ASSERT_NE(NULL, line) TH_LOG("output: %s", out);
 	EXPECT_NE(NULL, strstr(line, "\"source\":\"live\""));
