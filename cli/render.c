@@ -288,7 +288,8 @@ void render_thread_json(const struct render *r, struct json *j,
 	if (r->stacks) {
 		json_key(j, "stack");
 		stacks_json(r->stacks, r->sym, j, p, t->tid);
-	} else if (r->report) {
+	} else if (r->report && r->report->nr_stacks) {
+		/* Like --stacks: the member is there when stacks are. */
 		json_key(j, "stack");
 		death_backtrace(r, NULL, j, p, t->tid);
 	}
