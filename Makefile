@@ -161,6 +161,7 @@ $(O)/selftests/cli_render: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
 # CFI unwinds it (appended, after SANITIZE/TSAN's -fno-omit-frame-pointer;
 # private: not for the library built as its prerequisite).
 $(O)/selftests/cli_stacks: private CFLAGS += -O2 -fomit-frame-pointer
+$(O)/selftests/vm_backtrace: private CFLAGS += -O2 -fomit-frame-pointer
 
 $(O)/bench/%: bench/%.c bench/bench.h $(LIBA)
 	@mkdir -p $(dir $@)

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "json.h"
 #include "render.h"
+#include "unwind.h"
 #include "stacks.h"
 #include "symbolize.h"
 
@@ -66,6 +67,33 @@ static void print_activity(const struct render *r, FILE *f,
 	cli_print_values(f, "         ", sa->values, sa->nr_values);
 }
 
+/*
+ * The backtrace of thread @tid from the stack the kernel copied as it died
+ * (unwind.c): as text on @f, or as the value of "stack" with @j (null when
+ * none was copied).
+ */
+static void death_backtrace(const struct render *r, FILE *f, struct json *j,
+			    const struct actrack_snap_process *p,
+			    uint32_t tid)
+{
+	const struct actrack_death_stack *st =
+		unwind_find_stack(r->report, tid);
+	struct bt_frame frames[BT_MAX_FRAMES];
+	struct backtrace bt;
+	char why[256];
+
+	if (!st) {
+		if (j)
+			json_null(j);
+		return;
+	}
+	unwind_death_stack(r->report, st, frames, &bt, why, sizeof(why));
+	if (j)
+		bt_json(&bt, r->sym, j, p->modules, p->nr_modules);
+	else
+		bt_print(&bt, r->sym, f, "    ", p->modules, p->nr_modules);
+}
+
 void render_thread_text(const struct render *r, FILE *f,
 			const struct actrack_snap_process *p,
 			const struct actrack_snap_thread *t)
@@ -95,7 +123,10 @@ void render_thread_text(const struct render *r, FILE *f,
 	/* Innermost first: that is where a hang is. */
 	for (uint32_t i = t->nr_activities; t->activities && i-- > 0;)
 		print_activity(r, f, p, &t->activities[i], i + 1);
-	stacks_print(r->stacks, r->sym, f, "    ", p, t->tid);
+	if (r->stacks)
+		stacks_print(r->stacks, r->sym, f, "    ", p, t->tid);
+	else if (r->report)
+		death_backtrace(r, f, NULL, p, t->tid);
 }
 
 static void print_module(FILE *f, const struct actrack_snap_module *m)
@@ -257,6 +288,10 @@ void render_thread_json(const struct render *r, struct json *j,
 	if (r->stacks) {
 		json_key(j, "stack");
 		stacks_json(r->stacks, r->sym, j, p, t->tid);
+	} else if (r->report && r->report->nr_stacks) {
+		/* Like --stacks: the member is there when stacks are. */
+		json_key(j, "stack");
+		death_backtrace(r, NULL, j, p, t->tid);
 	}
 	json_object_end(j);
 }
@@ -353,9 +388,10 @@ int render_death_process(const struct actrack_death *d,
 	out->values = d->values;
 	out->nr_modules = d->nr_modules;
 	out->modules = d->modules;
-	if (!d->nr_threads)
+	if (!d->nr_threads && !d->nr_stacks)
 		return 0;
-	out->threads = calloc(d->nr_threads, sizeof(*out->threads));
+	out->threads = calloc(d->nr_threads + d->nr_stacks,
+			      sizeof(*out->threads));
 	if (!out->threads)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < d->nr_threads; i++)
@@ -397,6 +433,21 @@ int render_death_process(const struct actrack_death *d,
 					    dt->nr_values[a] : 0;
 			acts[k].values = dt->values[a];
 		}
+	}
+	/* Threads that died without ever pushing: their backtrace alone. */
+	for (uint32_t i = 0; i < d->nr_stacks; i++) {
+		struct actrack_snap_thread *t;
+		uint32_t n;
+
+		for (n = 0; n < d->nr_threads; n++)
+			if (d->threads[n].tid == d->stacks[i].tid)
+				break;
+		if (n < d->nr_threads)
+			continue;
+		t = &out->threads[out->nr_threads++];
+		t->pid = d->pid;
+		t->tid = d->stacks[i].tid;
+		t->start_ticks = d->start_ticks;
 	}
 	return 0;
 }
@@ -492,6 +543,12 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 	if (d->flags & ACTRACK_DEATH_TRUNCATED)
 		fputs("  warning: the report is truncated (too many threads, "
 		      "activities or user data)\n", f);
+	if (d->flags & ACTRACK_DEATH_STACKS_CUT)
+		fputs("  warning: not every thread's stack was kept (module "
+		      "parameters stack_threads, stack_slots)\n", f);
+	if (d->flags & ACTRACK_DEATH_STACKS_PRIVATE)
+		fputs("  no backtraces: the process was not dumpable, its "
+		      "memory is private\n", f);
 }
 
 /* The exit fields of a death report: members of the open object. */
@@ -527,6 +584,9 @@ static void death_head_json(struct json *j, const struct actrack_death *d,
 	json_kv_bool(j, "arena_corrupt",
 		     d->flags & ACTRACK_DEATH_ARENA_CORRUPT);
 	json_kv_bool(j, "truncated", d->flags & ACTRACK_DEATH_TRUNCATED);
+	json_kv_bool(j, "stacks_cut", d->flags & ACTRACK_DEATH_STACKS_CUT);
+	json_kv_bool(j, "stacks_private",
+		     d->flags & ACTRACK_DEATH_STACKS_PRIVATE);
 }
 
 /* A death report as text on @f, or as JSON with @j when @j is set: the
@@ -535,7 +595,7 @@ static int render_death(FILE *f, struct json *j, struct symbolizer *sym,
 			const struct actrack_death *d, const char *source)
 {
 	const struct render r = { .sym = sym, .now = d->exit_time_ns,
-				  .death = true };
+				  .death = true, .report = d };
 	struct actrack_snap_process p;
 
 	if (render_death_process(d, &p))

@@ -38,6 +38,9 @@ struct render {
 	 * or the exit): activity and process ages end here. */
 	uint64_t now;
 	bool death;			/* the process came from a death report */
+	/* That report: its threads' stacks at death give their backtraces
+	 * (unwind.c), where --stacks gives live ones. */
+	const struct actrack_death *report;
 };
 
 /* Schema names of the JSON documents (docs/json-schema.json). */
@@ -53,7 +56,7 @@ struct render {
  *   "    fatal signal SIGSEGV (11) code 1 addr 0x10 pc 0x... in f+0x10"
  *   "    [2] lock-acquire lock 0x5000, for 12.0 s, origin 0x... in f+0x3c"
  *   "         name = value"            (its user data)
- *   "    backtrace: ..."               (with r->stacks)
+ *   "    backtrace: ..."               (r->stacks, or its stack at death)
  * Activities innermost first, levels counted from the outermost (1).
  */
 void render_thread_text(const struct render *r, FILE *f,
@@ -87,7 +90,8 @@ void json_symbol(struct json *j, struct symbolizer *sym,
 void render_activity_json(const struct render *r, struct json *j,
 			  const struct actrack_snap_process *p,
 			  const struct actrack_snap_thread *t, uint32_t i);
-/* Thread @t: {"tid", "name", ..., "activities"[, "stack"]} ($defs/thread). */
+/* Thread @t: {"tid", "name", ..., "activities"[, "stack"]} ($defs/thread);
+ * "stack" with r->stacks, or for a death report (null: none copied). */
 void render_thread_json(const struct render *r, struct json *j,
 			const struct actrack_snap_process *p,
 			const struct actrack_snap_thread *t);
@@ -102,7 +106,8 @@ void render_process_json(const struct render *r, struct json *j,
 /*
  * render_death_process() - @d as a snapshot process in *@out (threads,
  * activities and their user data; strings and values point into @d, which
- * must outlive it).  Return: 0 (free it with render_death_process_free())
+ * must outlive it).  A thread whose stack the kernel copied but that never
+ * pushed an activity is a thread of depth 0 with no name.  Return: 0 (free it with render_death_process_free())
  * or -ENOMEM (nothing to free).
  */
 int render_death_process(const struct actrack_death *d,

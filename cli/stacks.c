@@ -54,6 +54,7 @@
 #include "json.h"
 #include "render.h"
 #include "stacks.h"
+#include "backtrace.h"
 #include "symbolize.h"
 
 /* How long a thread may take to stop after PTRACE_INTERRUPT. */
@@ -61,11 +62,6 @@
 /* Distinct modules per process that frames are symbolized with. */
 #define STACKS_MAX_MODULES	128
 #define CAP_SYS_PTRACE_BIT	19
-
-struct stack_frame {
-	uint64_t pc;
-	bool activation;	/* pc is where it is, not a return address */
-};
 
 struct stack_thread {
 	uint32_t pid, tid;
@@ -75,7 +71,7 @@ struct stack_thread {
 	bool collected;		/* stopped and unwound */
 	bool truncated;		/* deeper than STACKS_MAX_FRAMES */
 	char *error;		/* why no (or no more) frames, or NULL */
-	struct stack_frame *frames;
+	struct bt_frame *frames;
 };
 
 /* The objects a live process has mapped, as module records for
@@ -466,13 +462,8 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		t->truncated = true;
 		return DWARF_CB_ABORT;
 	}
-	t->frames[t->nr_frames++] = (struct stack_frame){ pc, activation };
+	t->frames[t->nr_frames++] = (struct bt_frame){ pc, activation };
 	return DWARF_CB_OK;
-}
-
-static uint64_t lookup_pc(const struct stack_frame *f)
-{
-	return f->activation || !f->pc ? f->pc : f->pc - 1;
 }
 
 /* A module record (symbolize.c's input) for @mod; false if unusable. */
@@ -515,7 +506,7 @@ static void live_modules(Dwfl *dwfl, struct stack_proc *sp,
 	for (uint32_t i = 0; i < n; i++) {
 		for (uint32_t k = 0; k < t[i].nr_frames; k++) {
 			Dwfl_Module *mod = dwfl_addrmodule(dwfl,
-					lookup_pc(&t[i].frames[k]));
+					bt_lookup_pc(&t[i].frames[k]));
 			uint32_t m;
 
 			if (!mod)
@@ -759,43 +750,28 @@ static const struct stack_thread *find(const struct stacks *st,
 		       thread_cmp);
 }
 
+/* @t as the one backtrace shape (backtrace.h). */
+static struct backtrace as_backtrace(const struct stack_thread *t)
+{
+	return (struct backtrace){
+		.nr_frames = t->nr_frames, .truncated = t->truncated,
+		.error = t->error, .frames = t->frames,
+	};
+}
+
 void stacks_print(const struct stacks *st, struct symbolizer *sym, FILE *f,
 		  const char *indent, const struct actrack_snap_process *p,
 		  uint32_t tid)
 {
 	const struct stack_thread *t = find(st, p, tid);
 	const struct stack_proc *live;
-	char buf[512];
+	struct backtrace bt;
 
 	if (!t)
 		return;
-	if (!t->nr_frames) {
-		fprintf(f, "%sbacktrace: none (", indent);
-		cli_print_escaped(f, t->error ? t->error : "no frames",
-				  SIZE_MAX);
-		fputs(")\n", f);
-		return;
-	}
 	live = &st->procs[t->proc];
-	fprintf(f, "%sbacktrace:\n", indent);
-	for (uint32_t i = 0; i < t->nr_frames; i++) {
-		const struct stack_frame *fr = &t->frames[i];
-
-		/* eu-stack's notation: "- 1" marks a return address, looked
-		 * up at the call. */
-		fprintf(f, "%s  #%-2u 0x%016" PRIx64 "%s %s\n", indent, i,
-			fr->pc, fr->activation ? "    " : " - 1",
-			sym_format(sym, live->modules, live->nr_modules,
-				   lookup_pc(fr), buf, sizeof(buf)));
-	}
-	if (t->truncated)
-		fprintf(f, "%s  (cut at %u frames)\n", indent,
-			STACKS_MAX_FRAMES);
-	if (t->error) {
-		fprintf(f, "%s  (", indent);
-		cli_print_escaped(f, t->error, SIZE_MAX);
-		fputs(")\n", f);
-	}
+	bt = as_backtrace(t);
+	bt_print(&bt, sym, f, indent, live->modules, live->nr_modules);
 }
 
 void stacks_json(const struct stacks *st, struct symbolizer *sym,
@@ -803,27 +779,13 @@ void stacks_json(const struct stacks *st, struct symbolizer *sym,
 		 uint32_t tid)
 {
 	const struct stack_thread *t = find(st, p, tid);
+	struct backtrace bt;
 
 	if (!t) {
 		json_null(j);
 		return;
 	}
-	json_object_begin(j);
-	json_key(j, "frames");
-	json_array_begin(j);
-	for (uint32_t i = 0; i < t->nr_frames; i++) {
-		const struct stack_frame *fr = &t->frames[i];
-
-		json_object_begin(j);
-		json_kv_u64(j, "pc", fr->pc);
-		json_kv_bool(j, "activation", fr->activation);
-		json_key(j, "symbol");
-		json_symbol(j, sym, st->procs[t->proc].modules,
-			    st->procs[t->proc].nr_modules, lookup_pc(fr));
-		json_object_end(j);
-	}
-	json_array_end(j);
-	json_kv_bool(j, "truncated", t->truncated);
-	json_kv_string(j, "error", t->error, 1024);
-	json_object_end(j);
+	bt = as_backtrace(t);
+	bt_json(&bt, sym, j, st->procs[t->proc].modules,
+		st->procs[t->proc].nr_modules);
 }

@@ -13,8 +13,9 @@
 #include <stdio.h>
 #include "actrack.h"
 
-/* Frames kept per thread; deeper stacks are cut and marked truncated. */
-#define STACKS_MAX_FRAMES	64
+#include "backtrace.h"
+
+#define STACKS_MAX_FRAMES	BT_MAX_FRAMES
 /* Threads stopped per command; the rest are reported as not collected. */
 #define STACKS_MAX_THREADS	1024
 

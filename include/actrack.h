@@ -604,6 +604,21 @@ struct actrack_death_thread {
 	struct actrack_value *values[ACTRACK_THREAD_MAX_SLOTS];
 };
 
+/*
+ * (LIBACTRACK_1.2, ABI 1.2) A thread's registers and the bytes of its user
+ * stack from the stack pointer up, copied by actrack.ko as it died (see
+ * "Stacks at death" in <linux/actrack.h>): what an unwinder needs for its
+ * backtrace.  The bytes are the dead process's: unwind them defensively.
+ */
+struct actrack_death_stack {
+	uint32_t tid;
+	uint32_t flags;			/* ACTRACK_STACK_* */
+	uint64_t sp;
+	uint64_t regs[ACTRACK_STACK_NR_REGS];	/* DWARF order */
+	uint32_t size;
+	uint8_t *bytes;			/* memory [sp, sp + size) */
+};
+
 struct actrack_death {
 	uint32_t pid, uid;
 	uint64_t start_ticks;
@@ -623,6 +638,9 @@ struct actrack_death {
 	struct actrack_snap_module *modules;
 	uint32_t nr_values;		/* process annotations */
 	struct actrack_value *values;	/* (actrack_process_data()) */
+	/* LIBACTRACK_1.2: stacks at death (reports from actrack.ko only) */
+	uint32_t nr_stacks;
+	struct actrack_death_stack *stacks;
 };
 
 struct actrack_monitor;

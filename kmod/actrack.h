@@ -63,6 +63,16 @@
 /* Bytes of death reports one arena keeps for GET_DEATHS. */
 #define ACTRACK_RING_MAX_BYTES		SZ_1M
 
+/* Stacks at death (capture.c): defaults and limits of the parameters. */
+#define ACTRACK_DEFAULT_STACK_BYTES	SZ_16K
+#define ACTRACK_STACK_BYTES_LIMIT	SZ_32K	/* an attribute holds < 64 KiB */
+#define ACTRACK_DEFAULT_STACK_SLOTS	32U
+#define ACTRACK_STACK_SLOTS_LIMIT	64U
+#define ACTRACK_DEFAULT_STACK_THREADS	16U
+
+/* Most a GET_DEATHS dump skb asks for (an order-5 allocation). */
+#define ACTRACK_DUMP_ALLOC_MAX		(128U << 10)
+
 /* Subscribers per charged user (actrack_charged_uid()). */
 #define ACTRACK_MAX_SUBS_PER_UID	64U
 
@@ -71,6 +81,9 @@ extern unsigned int actrack_arena_size;
 extern unsigned int actrack_max_arenas;
 extern unsigned int actrack_max_arenas_per_user;
 extern unsigned int actrack_deaths_kept;
+extern unsigned int actrack_stack_bytes;
+extern unsigned int actrack_stack_slots;
+extern unsigned int actrack_stack_threads;
 
 /* Counters kept per arena; the global view is their sum. */
 struct actrack_counters {
@@ -82,6 +95,7 @@ struct actrack_counters {
 };
 
 struct actrack_death;
+struct actrack_capture_pool;
 
 struct actrack_karena {
 	struct kref kref;
@@ -110,6 +124,8 @@ struct actrack_karena {
 	u32 ring_head;			/* next slot to fill */
 	u32 ring_count;
 	size_t ring_bytes;
+	/* Set once at an ATTACH (capture.c), freed with the arena. */
+	struct actrack_capture_pool *capture;
 	u64 free_bytes;			/* [mem_lock] usage cache ... */
 	unsigned long free_at;		/* ... computed then (jiffies, 0: never) */
 };
@@ -144,6 +160,23 @@ struct actrack_death_data {
 	u32 len;
 };
 
+/* One thread's stack at death (capture.c); its bytes at data + @off. */
+struct actrack_death_stack {
+	u32 tid;
+	u32 flags;			/* ACTRACK_STACK_* */
+	u32 off;
+	u32 len;
+	u64 sp;
+	u64 regs[ACTRACK_STACK_NR_REGS];
+};
+
+struct actrack_death_stacks {
+	size_t bytes;			/* allocation size (ring budget) */
+	u32 nr;
+	u8 *data;			/* inside this allocation */
+	struct actrack_death_stack stacks[];
+};
+
 /* One death report, in kernel memory: built once, rendered per reader. */
 struct actrack_death {
 	size_t bytes;			/* allocation size (ring budget) */
@@ -172,6 +205,7 @@ struct actrack_death {
 	struct actrack_module *modules;
 	u8 *proc_data;			/* arena bytes, unparsed */
 	u8 *data;			/* arena bytes, unparsed */
+	struct actrack_death_stacks *stacks;	/* own allocation, or NULL */
 };
 
 /*
@@ -212,6 +246,11 @@ struct actrack_proc {
 	u32 tids[ACTRACK_PROC_TIDS];	/* [L] exited threads, in pid_ns */
 	struct list_head work_node;	/* [L] arena->work_list */
 	struct completion done;		/* EXEC: its cleanup finished */
+	/* Stacks at death (capture.c): whose slots, how many taken. */
+	u64 capture_id;
+	atomic_t captures;
+	bool captures_cut;
+	bool captures_private;		/* not dumpable when it died */
 	/* written by the probe that ends it, read by the work after */
 	u32 wait_status;
 	u64 exit_time_ns;
@@ -265,6 +304,21 @@ void actrack_exit_hook_exit(void);
 int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at);
 void actrack_proc_put(struct actrack_proc *p);
 void actrack_proc_exec_done(struct actrack_proc *p);
+
+struct actrack_proc *actrack_proc_find_attached(const void *key);
+int actrack_procs_attached(void);
+
+/* capture.c */
+u64 actrack_capture_new_id(void);
+void actrack_capture_pool_get(struct actrack_karena *ka);
+void actrack_capture_pool_free(struct actrack_karena *ka);
+struct kernel_siginfo;
+struct k_sigaction;
+void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
+			   struct k_sigaction *ka);
+struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
+						  u32 *flags);
+void actrack_capture_drop(struct actrack_proc *p);
 
 /* cleanup.c */
 int actrack_cleanup_init(void);

@@ -39,6 +39,7 @@ static uuid_t actrack_boot_id;			/* zero if unknown */
 void actrack_death_free(struct actrack_death *d)
 {
 	put_pid(d->tgid);
+	kvfree(d->stacks);
 	kvfree(d);
 }
 
@@ -109,6 +110,7 @@ static void actrack_karena_release(struct kref *kref)
 		if (ka->ring[i])
 			actrack_death_free(ka->ring[i]);
 	kfree(ka->ring);
+	actrack_capture_pool_free(ka);
 	actrack_mem_free(ka);
 	kfree(ka);
 }

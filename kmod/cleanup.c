@@ -373,6 +373,9 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 	d->flags = c.flags;
 	d->cmdline_len = min_t(u32, p->cmdline_len, ACTRACK_CMDLINE_MAX);
 	memcpy(d->cmdline, p->cmdline, d->cmdline_len);
+	d->stacks = actrack_capture_take(p, &d->flags);
+	if (d->stacks)
+		d->bytes += d->stacks->bytes;
 	d->seq = atomic64_inc_return(&p->arena->death_seq);
 	return d;
 }

@@ -43,6 +43,7 @@
 #include <linux/timekeeping.h>
 #include <linux/proc_ns.h>
 #include <trace/events/sched.h>
+#include <trace/events/signal.h>
 #include "actrack.h"
 #include "test_fault.h"
 
@@ -55,8 +56,10 @@ static atomic_t actrack_nr_procs = ATOMIC_INIT(0);
 
 static struct tracepoint *actrack_tp_exit;
 static struct tracepoint *actrack_tp_exec;
+static struct tracepoint *actrack_tp_signal;
 static bool actrack_exit_registered;
 static bool actrack_exec_registered;
+static bool actrack_signal_registered;
 
 /* nsec_to_clock_t() is not exported; this is its arithmetic. */
 static u64 actrack_ns_to_ticks(u64 ns)
@@ -84,11 +87,25 @@ static struct actrack_proc *actrack_proc_find(const void *key,
 	return NULL;
 }
 
+/* For the signal probe (capture.c): RCU read side held. */
+struct actrack_proc *actrack_proc_find_attached(const void *key)
+{
+	return actrack_proc_find(key, ACTRACK_PROC_ATTACHED);
+}
+
+/* The probes' fast way out: is anything attached or being cleaned up? */
+int actrack_procs_attached(void)
+{
+	return atomic_read(&actrack_nr_procs);
+}
+
 /* Context: process (it may drop the last arena reference). */
 void actrack_proc_put(struct actrack_proc *p)
 {
 	if (!refcount_dec_and_test(&p->ref))
 		return;
+	/* Stacks its report did not take (exec, unload, no report). */
+	actrack_capture_drop(p);
 	actrack_arena_mem_put(p->arena);
 	actrack_karena_put(p->arena);
 	put_pid_ns(p->pid_ns);
@@ -193,6 +210,8 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	p->owner.pid = task_tgid_nr_ns(current, p->pid_ns);
 	p->owner.pid_ns = p->pid_ns->ns.inum;
 	p->start_boottime = leader->start_boottime;
+	p->capture_id = actrack_capture_new_id();
+	actrack_capture_pool_get(ka);
 	/*
 	 * Exactly field 22 of /proc/self/stat as this process reads it: the
 	 * leader's start (exec keeps it), shifted into our time namespace.
@@ -343,6 +362,7 @@ static void __maybe_unused actrack_check_probe_types(void)
 	if (0) {
 		register_trace_sched_process_exit(actrack_probe_exit, NULL);
 		register_trace_sched_process_exec(actrack_probe_exec, NULL);
+		register_trace_signal_deliver(actrack_capture_probe, NULL);
 	}
 }
 
@@ -352,6 +372,8 @@ static void actrack_find_tracepoint(struct tracepoint *tp, void *priv)
 		actrack_tp_exit = tp;
 	else if (!strcmp(tp->name, "sched_process_exec"))
 		actrack_tp_exec = tp;
+	else if (!strcmp(tp->name, "signal_deliver"))
+		actrack_tp_signal = tp;
 }
 
 int actrack_exit_hook_init(void)
@@ -373,6 +395,13 @@ int actrack_exit_hook_init(void)
 	if (ret)
 		goto err_exec;
 	actrack_exec_registered = true;
+	/* Without it, reports carry no stacks; nothing else changes. */
+	if (actrack_tp_signal && actrack_stack_bytes &&
+	    !tracepoint_probe_register(actrack_tp_signal,
+				       actrack_capture_probe, NULL))
+		actrack_signal_registered = true;
+	else if (actrack_stack_bytes)
+		pr_warn("signal_deliver tracepoint not available: death reports will carry no stacks\n");
 	return 0;
 
 err_exec:
@@ -394,6 +423,10 @@ void actrack_exit_hook_exit(void)
 	struct actrack_proc *p;
 	unsigned int bkt;
 
+	if (actrack_signal_registered)
+		tracepoint_probe_unregister(actrack_tp_signal,
+					    actrack_capture_probe, NULL);
+	actrack_signal_registered = false;
 	if (actrack_exec_registered)
 		tracepoint_probe_unregister(actrack_tp_exec,
 					    actrack_probe_exec, NULL);

@@ -31,6 +31,18 @@ unsigned int actrack_deaths_kept = ACTRACK_DEFAULT_DEATHS_KEPT;
 module_param_named(deaths_kept, actrack_deaths_kept, uint, 0444);
 MODULE_PARM_DESC(deaths_kept, "death reports kept per arena for GET_DEATHS (1..4096)");
 
+unsigned int actrack_stack_bytes = ACTRACK_DEFAULT_STACK_BYTES;
+module_param_named(stack_bytes, actrack_stack_bytes, uint, 0444);
+MODULE_PARM_DESC(stack_bytes, "bytes of user stack copied from each dying thread's stack pointer up, for its backtrace in the death report (0 disables; at most 32768)");
+
+unsigned int actrack_stack_slots = ACTRACK_DEFAULT_STACK_SLOTS;
+module_param_named(stack_slots, actrack_stack_slots, uint, 0444);
+MODULE_PARM_DESC(stack_slots, "dying threads' stacks one uid can hold until their reports are built (stack_slots * stack_bytes of memory per uid that attached; at most 64)");
+
+unsigned int actrack_stack_threads = ACTRACK_DEFAULT_STACK_THREADS;
+module_param_named(stack_threads, actrack_stack_threads, uint, 0444);
+MODULE_PARM_DESC(stack_threads, "threads whose stacks one death report carries, the first to die (at most stack_slots)");
+
 static int __init actrack_check_params(void)
 {
 	if (actrack_arena_size < ACTRACK_ARENA_MIN_SIZE ||
@@ -53,6 +65,15 @@ static int __init actrack_check_params(void)
 	    actrack_max_arenas_per_user > actrack_max_arenas) {
 		pr_err("max_arenas_per_user %u outside 1..%u\n",
 		       actrack_max_arenas_per_user, actrack_max_arenas);
+		return -EINVAL;
+	}
+	if (actrack_stack_bytes > ACTRACK_STACK_BYTES_LIMIT ||
+	    actrack_stack_slots > ACTRACK_STACK_SLOTS_LIMIT ||
+	    actrack_stack_threads > actrack_stack_slots) {
+		pr_err("stack_bytes %u, stack_slots %u, stack_threads %u: at most %u, %u and stack_slots\n",
+		       actrack_stack_bytes, actrack_stack_slots,
+		       actrack_stack_threads, ACTRACK_STACK_BYTES_LIMIT,
+		       ACTRACK_STACK_SLOTS_LIMIT);
 		return -EINVAL;
 	}
 	if (actrack_deaths_kept < 1 ||

@@ -109,6 +109,15 @@ static const struct nla_policy actrack_thread_policy[ACTRACK_T_MAX + 1] = {
 					   ACTRACK_DEATH_ACT_DATA_MAX },
 };
 
+static const struct nla_policy actrack_stack_policy[ACTRACK_K_MAX + 1] = {
+	[ACTRACK_K_TID]		= { .type = NLA_U32 },
+	[ACTRACK_K_FLAGS]	= { .type = NLA_U32 },
+	[ACTRACK_K_SP]		= { .type = NLA_U64 },
+	[ACTRACK_K_REGS]	= NLA_POLICY_EXACT_LEN(8 * ACTRACK_STACK_NR_REGS),
+	[ACTRACK_K_BYTES]	= { .type = NLA_BINARY,
+				    .len = ACTRACK_STACK_BYTES_LIMIT },
+};
+
 static const struct nla_policy actrack_stats_policy[ACTRACK_S_MAX + 1] = {
 	[ACTRACK_S_ARENAS]		= { .type = NLA_U64 },
 	[ACTRACK_S_BYTES_USED]		= { .type = NLA_U64 },
@@ -142,6 +151,7 @@ static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_PROCESS_DATA] = { .type = NLA_BINARY,
 				     .len = ACTRACK_DEATH_PROCESS_DATA_MAX },
 	[ACTRACK_A_PID_NS]	= { .type = NLA_U32 },
+	[ACTRACK_A_STACK]	= NLA_POLICY_NESTED(actrack_stack_policy),
 };
 
 /* Requests: SUBSCRIBE and GET_DEATHS take ALL_UIDS, nothing else does.
@@ -218,9 +228,24 @@ static size_t actrack_data_msg_size(const struct actrack_death *d)
 	return size;
 }
 
+/* The ACTRACK_A_STACK attributes of a report. */
+static size_t actrack_stacks_msg_size(const struct actrack_death *d)
+{
+	size_t size = 0;
+	u32 i;
+
+	for (i = 0; d->stacks && i < d->stacks->nr; i++)
+		size += nla_total_size(0) +		/* the nest */
+			nla_total_size(4) * 2 +		/* tid, flags */
+			nla_total_size_64bit(8) +	/* sp */
+			nla_total_size(8 * ACTRACK_STACK_NR_REGS) +
+			nla_total_size(d->stacks->stacks[i].len);
+	return size;
+}
+
 static size_t actrack_death_msg_size(const struct actrack_death *d)
 {
-	return actrack_data_msg_size(d) +
+	return actrack_data_msg_size(d) + actrack_stacks_msg_size(d) +
 	       nla_total_size(4) * 7 +		/* pid uid status code/sig
 						 * phase flags pid_ns
 						 */
@@ -294,6 +319,28 @@ end:
 cancel:
 	nla_nest_cancel(skb, nest);
 	return -EMSGSIZE;
+}
+
+/* One ACTRACK_A_STACK. */
+static int actrack_put_stack(struct sk_buff *skb, const struct actrack_death *d,
+			     const struct actrack_death_stack *st)
+{
+	struct nlattr *nest;
+
+	nest = nla_nest_start(skb, ACTRACK_A_STACK);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, ACTRACK_K_TID, st->tid) ||
+	    nla_put_u32(skb, ACTRACK_K_FLAGS, st->flags) ||
+	    nla_put_u64_64bit(skb, ACTRACK_K_SP, st->sp, ACTRACK_K_PAD) ||
+	    nla_put(skb, ACTRACK_K_REGS, sizeof(st->regs), st->regs) ||
+	    nla_put(skb, ACTRACK_K_BYTES, st->len,
+		    d->stacks->data + st->off)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
 }
 
 /*
@@ -378,6 +425,15 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
 	for (i = 0; i < d->nr_modules; i++) {
 		if (!nla_put(skb, ACTRACK_A_MODULE, sizeof(d->modules[i]),
 			     &d->modules[i]))
+			continue;
+		if (!may_truncate)
+			goto cancel;
+		flags |= ACTRACK_DEATH_TRUNCATED;
+		goto done;
+	}
+	/* Last: the biggest and the first to go when it must be cut. */
+	for (i = 0; d->stacks && i < d->stacks->nr; i++) {
+		if (!actrack_put_stack(skb, d, &d->stacks->stacks[i]))
 			continue;
 		if (!may_truncate)
 			goto cancel;
@@ -607,6 +663,15 @@ static int actrack_nl_deaths_start(struct netlink_callback *cb)
 	cb->args[ACTRACK_CB_SEQ] = 0;
 	cb->args[ACTRACK_CB_USERNS] = (long)get_user_ns(id.user_ns);
 	cb->args[ACTRACK_CB_PIDNS] = (long)get_pid_ns(id.pid_ns);
+	/*
+	 * Dump skbs are otherwise at most about 32 KiB (the reader's last
+	 * recvmsg() size, capped): too small for the stacks of a report,
+	 * which would all be cut.  Ask for room for the threads' stacks of
+	 * one report besides its other parts, bounded.
+	 */
+	cb->min_dump_alloc = min_t(u32, ACTRACK_DUMP_ALLOC_MAX, SZ_32K +
+				   actrack_stack_threads *
+				   (actrack_stack_bytes + 256));
 	return 0;
 }
 

@@ -300,6 +300,11 @@ void __actrack_free_death(struct actrack_death *d)
 	__actrack_free_values(d->values, d->nr_values);
 	d->values = NULL;
 	d->nr_values = 0;
+	for (uint32_t i = 0; d->stacks && i < d->nr_stacks; i++)
+		free(d->stacks[i].bytes);
+	free(d->stacks);
+	d->stacks = NULL;
+	d->nr_stacks = 0;
 	free(d->threads);
 	free(d->modules);
 	d->threads = NULL;

@@ -230,6 +230,7 @@ static inline struct actrack_arena *__actrack_arena(void)
  */
 #define ACTRACK_DEATH_MAX_THREADS	4096
 #define ACTRACK_DEATH_MAX_MODULES	1024
+#define ACTRACK_DEATH_MAX_STACKS	64
 struct nlmsghdr;
 __actrack_hidden int __actrack_parse_death(const struct nlmsghdr *nlh,
 					   size_t len,

@@ -141,6 +141,54 @@ static void mon_act_data(const struct nlattr *attr,
 		   &t->nr_values[idx]);
 }
 
+/* One ACTRACK_A_STACK: its bytes are copied out of the message. */
+static int mon_stack_attr(const struct nlattr *attr, void *data)
+{
+	struct actrack_death_stack *st = data;
+	uint16_t type = mnl_attr_get_type(attr);
+	uint32_t len;
+	int ret;
+
+	switch (type) {
+	case ACTRACK_K_TID:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			st->tid = mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_K_FLAGS:
+		ret = mon_check(attr, MNL_TYPE_U32, 0);
+		if (!ret)
+			st->flags = mnl_attr_get_u32(attr);
+		return ret;
+	case ACTRACK_K_SP:
+		ret = mon_check(attr, MNL_TYPE_U64, 0);
+		if (!ret)
+			st->sp = mnl_attr_get_u64(attr);
+		return ret;
+	case ACTRACK_K_REGS:
+		ret = mon_check(attr, MNL_TYPE_BINARY, sizeof(st->regs));
+		if (!ret)
+			memcpy(st->regs, mnl_attr_get_payload(attr),
+			       sizeof(st->regs));
+		return ret;
+	case ACTRACK_K_BYTES:
+		ret = mon_check(attr, MNL_TYPE_BINARY, 0);
+		if (ret || st->bytes)
+			return ret ? ret : -EBADMSG;
+		len = mnl_attr_get_payload_len(attr);
+		if (!len)
+			return 0;
+		st->bytes = malloc(len);
+		if (!st->bytes)
+			return -ENOMEM;
+		memcpy(st->bytes, mnl_attr_get_payload(attr), len);
+		st->size = len;
+		return 0;
+	default:
+		return 0;	/* newer than us: skipped */
+	}
+}
+
 struct thread_ctx {
 	struct actrack_death_thread *t;
 	uint32_t seen;			/* bitmap of T_* attributes met */
@@ -253,6 +301,7 @@ struct death_ctx {
 	uint32_t max_threads;
 	uint32_t nr_modules;		/* likewise */
 	uint32_t max_modules;
+	uint32_t nr_stacks, max_stacks;
 	bool has_status, has_exit_code, has_signal;
 	bool pass2;			/* PROCESS_DATA: done in pass 1 */
 	uint32_t exit_code, signal;
@@ -268,7 +317,8 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 	if (type > ACTRACK_A_MAX || type == ACTRACK_A_UNSPEC ||
 	    type == ACTRACK_A_PAD)
 		return 0;
-	if (type != ACTRACK_A_THREAD && type != ACTRACK_A_MODULE) {
+	if (type != ACTRACK_A_THREAD && type != ACTRACK_A_MODULE &&
+	    type != ACTRACK_A_STACK) {
 		if (c->seen & (1U << type))
 			return -EBADMSG;
 		c->seen |= 1U << type;
@@ -401,6 +451,28 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 		}
 		c->nr_modules++;
 		return 0;
+	case ACTRACK_A_STACK:
+		ret = mon_check(attr, MNL_TYPE_NESTED, 0);
+		if (ret)
+			return ret;
+		if (c->nr_stacks >= c->max_stacks) {
+			d->flags |= ACTRACK_DEATH_TRUNCATED;
+			return 0;
+		}
+		if (d->stacks) {
+			struct actrack_death_stack *st =
+				&d->stacks[c->nr_stacks];
+
+			/* Counted now, so that a failure frees its bytes. */
+			d->nr_stacks = c->nr_stacks + 1;
+			ret = mon_walk(mnl_attr_get_payload(attr),
+				       mnl_attr_get_payload_len(attr),
+				       mon_stack_attr, st);
+			if (ret)
+				return ret;
+		}
+		c->nr_stacks++;
+		return 0;
 	default:
 		return 0;	/* STATS, ALL_UIDS: not part of a report */
 	}
@@ -474,6 +546,7 @@ int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
 	c.d = d;
 	c.max_threads = ACTRACK_DEATH_MAX_THREADS;
 	c.max_modules = ACTRACK_DEATH_MAX_MODULES;
+	c.max_stacks = ACTRACK_DEATH_MAX_STACKS;
 	ret = mon_walk(attrs, alen, mon_death_attr, &c);
 	if (ret)
 		goto bad;
@@ -482,14 +555,18 @@ int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
 	ret = mon_fill_status(&c);
 	if (ret)
 		goto bad;
-	if (c.nr_threads || c.nr_modules) {
+	if (c.nr_threads || c.nr_modules || c.nr_stacks) {
 		uint32_t nr = c.nr_threads, nr_mod = c.nr_modules;
+		uint32_t nr_st = c.nr_stacks;
 
 		if (nr)
 			d->threads = calloc(nr, sizeof(*d->threads));
 		if (nr_mod)
 			d->modules = calloc(nr_mod, sizeof(*d->modules));
-		if ((nr && !d->threads) || (nr_mod && !d->modules)) {
+		if (nr_st)
+			d->stacks = calloc(nr_st, sizeof(*d->stacks));
+		if ((nr && !d->threads) || (nr_mod && !d->modules) ||
+		    (nr_st && !d->stacks)) {
 			__actrack_free_death(d);
 			memset(d, 0, sizeof(*d));
 			return -ENOMEM;
@@ -501,9 +578,10 @@ int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
 		c.pass2 = true;
 		c.max_threads = nr;
 		c.max_modules = nr_mod;
+		c.max_stacks = nr_st;
 		ret = mon_walk(attrs, alen, mon_death_attr, &c);
 		if (ret || c.nr_threads != nr || c.nr_modules != nr_mod ||
-		    mon_fill_status(&c))
+		    c.nr_stacks != nr_st || mon_fill_status(&c))
 			goto bad;
 		d->nr_threads = nr;
 		d->nr_modules = nr_mod;

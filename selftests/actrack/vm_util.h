@@ -273,6 +273,19 @@ static VM_UNUSED void vm_keep_death(const struct actrack_death *d, void *arg)
 			c->nr_threads = 0;
 		}
 	}
+	/* Stacks at death: which and how big, not their bytes. */
+	c->stacks = NULL;
+	if (d->nr_stacks) {
+		c->stacks = malloc(d->nr_stacks * sizeof(*d->stacks));
+		if (c->stacks) {
+			memcpy(c->stacks, d->stacks,
+			       d->nr_stacks * sizeof(*d->stacks));
+			for (uint32_t i = 0; i < d->nr_stacks; i++)
+				c->stacks[i].bytes = NULL;
+		} else {
+			c->nr_stacks = 0;
+		}
+	}
 	if (d->nr_modules) {
 		c->modules = malloc(d->nr_modules * sizeof(*d->modules));
 		if (c->modules)
@@ -288,6 +301,7 @@ static VM_UNUSED void vm_deaths_free(struct vm_deaths *ds)
 	for (unsigned int i = 0; i < ds->nr; i++) {
 		free(ds->d[i].threads);
 		free(ds->d[i].modules);
+		free(ds->d[i].stacks);
 	}
 	ds->nr = 0;
 }

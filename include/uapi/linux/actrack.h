@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	1
+#define ACTRACK_ABI_MINOR	2
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -454,6 +454,10 @@ enum actrack_genl_attr {
 					 * receiver's pid namespace; thread ids
 					 * and records stay as the process saw
 					 * them, in this namespace */
+	ACTRACK_A_STACK,		/* nested, ACTRACK_K_* (ABI 1.2);
+					 * repeated, one per thread whose
+					 * user stack was captured as it
+					 * died: see "Stacks at death" */
 	__ACTRACK_A_MAX,
 };
 #define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
@@ -461,6 +465,14 @@ enum actrack_genl_attr {
 #define ACTRACK_DEATH_ARENA_CORRUPT	(1U << 0)	/* walk met bad data */
 /* too many threads or activities, or user data was cut */
 #define ACTRACK_DEATH_TRUNCATED		(1U << 1)
+/* (ABI 1.2) some dying threads' stacks were not captured: the per-report
+ * cap (module parameter stack_threads) or the uid's capture slots
+ * (stack_slots) were used up */
+#define ACTRACK_DEATH_STACKS_CUT	(1U << 2)
+/* (ABI 1.2) no stack was copied: the process was not dumpable (it set
+ * PR_SET_DUMPABLE 0 or changed credentials), so its memory is not handed
+ * out, as ptrace and core dumps would not */
+#define ACTRACK_DEATH_STACKS_PRIVATE	(1U << 3)
 
 enum actrack_genl_thread_attr {
 	ACTRACK_T_UNSPEC,
@@ -503,6 +515,42 @@ enum actrack_genl_thread_attr {
  */
 #define ACTRACK_DEATH_PROCESS_DATA_MAX	4096U
 #define ACTRACK_DEATH_ACT_DATA_MAX	1024U
+
+/*
+ * Stacks at death (ABI 1.2).  Writer: K, in the dying thread's own context
+ * (the signal_deliver tracepoint of a fatal signal, SIGKILL of a group
+ * exit included), from that thread's user registers and a non-faulting
+ * copy of its user stack; reader: an unwinder (actrack monitor unwinds
+ * with libdwfl's DWARF CFI, symbolizing with the report's ACTRACK_A_MODULE
+ * records).  One ACTRACK_A_STACK per captured thread, after the modules;
+ * a report that must be cut loses these first (ACTRACK_DEATH_TRUNCATED).
+ *
+ * ACTRACK_K_REGS holds ACTRACK_STACK_NR_REGS __u64 in the order of the
+ * DWARF register numbers of the thread's architecture (x86-64: rax, rdx,
+ * rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, rip); only 64-bit x86 threads are
+ * captured today.  ACTRACK_K_BYTES is the memory [sp, sp + length): the
+ * copy stops at the first page that cannot be read without faulting (the
+ * top of the stack, or a page swapped out) or at the cap (module
+ * parameter stack_bytes), whichever comes first.  The bytes are the dead
+ * process's: hostile to whoever unwinds them.
+ */
+enum actrack_genl_stack_attr {
+	ACTRACK_K_UNSPEC,
+	ACTRACK_K_PAD,
+	ACTRACK_K_TID,			/* u32, in the process's pid namespace */
+	ACTRACK_K_FLAGS,		/* u32, ACTRACK_STACK_* */
+	ACTRACK_K_SP,			/* u64, the stack pointer */
+	ACTRACK_K_REGS,			/* binary, ACTRACK_STACK_NR_REGS __u64 */
+	ACTRACK_K_BYTES,		/* binary, memory from the sp upwards */
+	__ACTRACK_K_MAX,
+};
+#define ACTRACK_K_MAX (__ACTRACK_K_MAX - 1)
+
+#define ACTRACK_STACK_NR_REGS		17
+/* The copy stopped at the cap: the stack goes on above what is here. */
+#define ACTRACK_STACK_CAPPED		(1U << 0)
+/* Not one byte at the sp could be read (a wild sp, or swapped out). */
+#define ACTRACK_STACK_UNREADABLE	(1U << 1)
 
 /*
  * GET_STATS: counters of the caller's own arena (its uid), or module-wide
