@@ -24,7 +24,9 @@
  *       records (death->exit_time_ns) to the report reaching a monitor,
  *       and to the module's cleanup counter moving (records freed),
  *       median and p99 (the largest of LAT_RUNS); baseline: the 1-thread
- *       figure of the 4 MiB arena
+ *       figure of the 4 MiB arena.  A holder process of 128 tracked
+ *       threads keeps the arena mapped (and its list 130 blocks long)
+ *       meanwhile, as other tracked processes would.
  *   monitor at ~1,000 deaths/s: short-lived tracked processes forked at
  *       up to 1,000 a second for MON_SECONDS, a monitor receiving; the
  *       rate reached (TCG may not reach 1,000), the reports received and
@@ -202,17 +204,66 @@ static int one_latency(struct actrack_monitor *m, int n, double *rep,
 	return 0;
 }
 
+/*
+ * A process of HOLDER_THREADS parked tracked threads for the time of the
+ * measurements: an arena nobody maps is given back by the module, so
+ * without it every kill would also free the arena and every new child
+ * allocate and zero it again (64 MiB under TCG: a tenth of a second),
+ * which is not what a machine with tracked processes running sees.
+ */
+#define HOLDER_THREADS	128
+
+static pid_t start_holder(void)
+{
+	char arg[16], fdarg[16], c;
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	snprintf(arg, sizeof(arg), "%d", HOLDER_THREADS);
+	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		execl("/proc/self/exe", "vmbench", "child-threads", arg, fdarg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+static void stop_holder(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 static void latency(const char *arena, double *base_rep, double *base_freed)
 {
 	static const int threads[] = { 1, 8, 64 };
 	struct actrack_monitor *m;
 	double rep[LAT_RUNS], freed[LAT_RUNS];
 	char name[96];
+	pid_t holder;
 
 	if (actrack_monitor_open(0, &m)) {
 		printf("bench vm_exit_to_report SKIP monitor_open failed\n");
 		return;
 	}
+	holder = start_holder();
+	if (holder < 0)
+		printf("# %s: no holder process: the arena is freed between kills\n",
+		       arena);
 	for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
 		int k, ok = 0;
 
@@ -251,6 +302,7 @@ static void latency(const char *arena, double *base_rep, double *base_freed)
 			bench_line(name, p99_f, "us", *base_freed);
 		}
 	}
+	stop_holder(holder);
 	actrack_monitor_close(m);
 }
 
@@ -271,10 +323,13 @@ static void monitor_rate(const char *arena)
 	char name[96];
 	int r, status;
 
+	pid_t holder;
+
 	if (actrack_monitor_open(0, &m) || actrack_monitor_stats(m, &st0)) {
 		printf("bench vm_monitor SKIP monitor_open failed\n");
 		return;
 	}
+	holder = start_holder();
 	t0 = bench_now_ns();
 	end = t0 + MON_SECONDS * 1000000000ULL;
 	while ((now = bench_now_ns()) < end) {
@@ -304,6 +359,7 @@ static void monitor_rate(const char *arena)
 		if (r == -ENOBUFS)
 			lost_calls++;
 	}
+	stop_holder(holder);
 	while (waitpid(-1, &status, 0) > 0)
 		;
 	if (actrack_monitor_stats(m, &st)) {
