@@ -172,6 +172,22 @@ $(O)/bench/%: bench/%.c bench/bench.h $(LIBA)
 # tests do; every other benchmark sees only the public ones.
 $(O)/bench/analyzer $(O)/bench/memory: private CFLAGS += -Iarena -Ilib
 
+# bench/alloc times the arena core's allocator against the one before the
+# reclaim window: arena/arena.c built again with the window off
+# (bench/fullwalk/), its globals made local but for the one table
+# bench/alloc calls, so that it links next to the library's core.
+OBJCOPY  ?= objcopy
+$(O)/bench/fullwalk.o: bench/fullwalk/arena_fullwalk.c bench/fullwalk/fullwalk.h \
+		arena/arena.c arena/arena.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iarena -c -o $(O)/bench/fullwalk-all.o $<
+	$(OBJCOPY) --keep-global-symbol=bench_fullwalk $(O)/bench/fullwalk-all.o $@
+$(O)/bench/alloc: bench/alloc.c bench/bench.h bench/fullwalk/fullwalk.h \
+		$(O)/bench/fullwalk.o $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iarena -Ilib -Ibench/fullwalk $(LDFLAGS) -o $@ $< \
+		$(O)/bench/fullwalk.o $(LIBA) $(LIBS)
+
 # The LTTng-UST tracepoint provider (bench/lttng/) is built for make bench
 # only, where pkg-config finds lttng-ust (scripts/setup installs it);
 # without it bench/run prints "bench lttng_ust SKIP".

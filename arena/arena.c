@@ -418,49 +418,185 @@ static void arena_clear_payload(struct actrack_block *b, __u32 size,
 	arena_wipe((char *)block_payload(b) + skip, size - AT_BLOCK_HDR - skip);
 }
 
-static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need,
-			   const struct actrack_owner *owner, void **payload)
-{
-	struct actrack_arena_iter it;
-	struct actrack_block *b;
-	__u32 ref, size, free_type = ACTRACK_TYPE_FREE(type);
+/*
+ * How many blocks an allocation scans for a free block before it bumps.
+ * 0 scans the whole list from its head before every bump and neither reads
+ * nor writes the hint: the algorithm before the window, which
+ * bench/fullwalk builds as the baseline of bench/alloc.
+ */
+#ifndef AT_RECLAIM_WINDOW
+#define AT_RECLAIM_WINDOW	ACTRACK_ARENA_RECLAIM_WINDOW
+#endif
 
-	actrack_arena_iter_init(&it, a);
-	while ((ref = actrack_arena_iter_next(&it, free_type, NULL)) != 0) {
-		b = arena_block(a, ref, &size);
+#define AT_SCAN_ALL	0xFFFFFFFFU
+
+/*
+ * The checks of arena_block() without the corrupt flag, for blocks reached
+ * through the reclaim hint: a hint that names no block is ignored, not
+ * reported, because it is only a hint.
+ */
+static struct actrack_block *reclaim_peek(struct actrack_arena *a, __u32 ref,
+					  __u32 *size_out)
+{
+	struct actrack_block *b;
+	__u32 size, limit;
+
+	if (ref < ACTRACK_ARENA_HEADER_SIZE || ref % ACTRACK_BLOCK_ALIGN ||
+	    ref >= a->size || a->size - ref < AT_BLOCK_HDR)
+		return NULL;
+	b = (struct actrack_block *)((char *)a->base + ref);
+	size = at_load(&b->size);
+	if (at_load(&b->cookie) != ACTRACK_BLOCK_COOKIE ||
+	    size < ACTRACK_BLOCK_ALIGN || size % ACTRACK_BLOCK_ALIGN)
+		return NULL;
+	limit = at_min_u32(at_load(&arena_hdr(a)->freeptr), a->size);
+	if (ref >= limit || size > limit - ref)
+		return NULL;
+	if (size_out)
+		*size_out = size;
+	return b;
+}
+
+/*
+ * Where to start scanning: the hint if it names a linked block (a block
+ * carved but not yet linked has next 0, which a walk would take for a
+ * broken list), else the head.  In an honest arena every value ever stored
+ * there stays a linked block: blocks are never unlinked or resized.
+ */
+static __u32 reclaim_start(struct actrack_arena *a)
+{
+	__u32 ref = at_load(&arena_hdr(a)->reclaim_hint);
+	struct actrack_block *b = reclaim_peek(a, ref, NULL);
+
+	if (!b || !at_load(&b->next))
+		return ACTRACK_REF_QUEUE;
+	return ref;
+}
+
+/*
+ * Take the free block @b that we just moved to TRANSITIONING: clear it
+ * again and give it @type.
+ */
+static __u32 reclaim_take(struct actrack_block *b, __u32 ref, __u32 size,
+			  __u32 type, const struct actrack_owner *owner,
+			  void **payload)
+{
+	/*
+	 * Order the type change before the clearing stores, then clear
+	 * again: free() did, but any process may have scribbled on a
+	 * free block since.  The release of the type publishes zeros.
+	 * An owned record gets its owner first and its type right
+	 * after, so that an owner killed while clearing leaves a
+	 * record its cleanup finds (unpublished: readers skip it).
+	 */
+	at_fence_release();
+	if (owner) {
+		arena_set_owner(block_payload(b), owner);
+		at_store_release(&b->type_id, type);
+		arena_clear_payload(b, size, owner);
+	} else {
+		arena_clear_payload(b, size, NULL);
+		at_store_release(&b->type_id, type);
+	}
+	*payload = block_payload(b);
+	return ref;
+}
+
+/*
+ * Scan at most @budget blocks of the iterable list (AT_SCAN_ALL: the whole
+ * list) for a free block of @type and a size that fits @need without
+ * wasting more than half of it, and take it.  The scan starts after the
+ * hint and wraps round at the end of the list until it is back at the
+ * hint, so that successive allocations visit every block in turn and each
+ * one costs at most @budget steps.
+ *
+ * The hint is shared and anyone's to write, so the part of the walk
+ * reached through it (before the wrap) flags nothing: a bad link there
+ * starts the scan again from the head, as if there were no hint.  From the
+ * head on, a bad link is what the whole-list walk always reported:
+ * corruption.  *@covered says whether every block of the list was seen.
+ */
+static __u32 arena_reclaim(struct actrack_arena *a, __u32 type, __u32 need,
+			   const struct actrack_owner *owner, void **payload,
+			   __u32 budget, bool *covered)
+{
+	struct actrack_arena_header *h = arena_hdr(a);
+	__u32 max = actrack_arena_max_blocks(a);
+	__u32 free_type = ACTRACK_TYPE_FREE(type);
+	__u32 start, cur, next, size, steps;
+	struct actrack_block *cb, *b;
+	bool wrapped;
+
+	*covered = false;
+	start = AT_RECLAIM_WINDOW ? reclaim_start(a) : ACTRACK_REF_QUEUE;
+restart:
+	cur = start;
+	wrapped = false;
+	steps = 0;
+	for (;;) {
+		if (wrapped && cur == start) {
+			*covered = true;	/* round the whole list */
+			break;
+		}
+		/* cur is the sentinel or a block validated when we moved. */
+		cb = cur == ACTRACK_REF_QUEUE ? &h->queue :
+		     (struct actrack_block *)((char *)a->base + cur);
+		/* Acquire pairs with the appender's CAS of this link. */
+		next = at_load_acquire(&cb->next);
+		if (next == ACTRACK_REF_QUEUE) {
+			if (start == ACTRACK_REF_QUEUE || wrapped) {
+				*covered = true;
+				break;
+			}
+			wrapped = true;
+			cur = ACTRACK_REF_QUEUE;
+			continue;
+		}
+		if (steps >= budget)
+			break;
+		/* More steps than blocks fit in the arena is a cycle. */
+		if (++steps > max)
+			goto bad;
+		if (!(steps & 255))
+			at_yield();
+		b = reclaim_peek(a, next, &size);
 		if (!b)
-			return 0;
+			goto bad;
+		cur = next;
+		if (at_load(&b->type_id) != free_type)
+			continue;
 		/* Not too small, and not wasting more than half of it. */
 		if (size < need || size / 2 > need)
 			continue;
 		if (at_cas(&b->type_id, free_type, ACTRACK_TYPE_TRANSITIONING) !=
 		    free_type)
 			continue;	/* another allocator won it */
-		/*
-		 * Order the type change before the clearing stores, then clear
-		 * again: free() did, but any process may have scribbled on a
-		 * free block since.  The release of the type publishes zeros.
-		 * An owned record gets its owner first and its type right
-		 * after, so that an owner killed while clearing leaves a
-		 * record its cleanup finds (unpublished: readers skip it).
-		 */
-		at_fence_release();
-		if (owner) {
-			arena_set_owner(block_payload(b), owner);
-			at_store_release(&b->type_id, type);
-			arena_clear_payload(b, size, owner);
-		} else {
-			arena_clear_payload(b, size, NULL);
-			at_store_release(&b->type_id, type);
-		}
-		*payload = block_payload(b);
-		return ref;
+		if (AT_RECLAIM_WINDOW)
+			at_store(&h->reclaim_hint, cur);
+		return reclaim_take(b, cur, size, type, owner, payload);
 	}
+	/*
+	 * Where the next scan goes on: a block we reached through a link, or
+	 * the head (0) when we stopped right at the end of the list.
+	 */
+	if (AT_RECLAIM_WINDOW && cur != start)
+		at_store(&h->reclaim_hint,
+			 cur == ACTRACK_REF_QUEUE ? 0 : cur);
+	return 0;
+bad:
+	if (start != ACTRACK_REF_QUEUE && !wrapped) {
+		/* Reached through the hint only: forget the hint. */
+		start = ACTRACK_REF_QUEUE;
+		goto restart;
+	}
+	actrack_arena_set_corrupt(a);
 	return 0;
 }
 
+/* Carve a new block from the free pointer; *@full when it cannot fit. */
 static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need,
-			const struct actrack_owner *owner, void **payload)
+			const struct actrack_owner *owner, void **payload,
+			bool *full)
 {
 	struct actrack_arena_header *h = arena_hdr(a);
 	struct actrack_block *b;
@@ -479,7 +615,7 @@ static __u32 arena_bump(struct actrack_arena *a, __u32 type, __u32 need,
 			return 0;
 		}
 		if (need > a->size - old) {
-			arena_set_flag(a, ACTRACK_ARENA_FULL);
+			*full = true;
 			return 0;
 		}
 		seen = at_cas(&h->freeptr, old, old + need);
@@ -522,6 +658,7 @@ __u32 actrack_arena_alloc_owned(struct actrack_arena *a, __u32 type,
 				__u32 size, const struct actrack_owner *owner,
 				void **payload)
 {
+	bool covered, full = false;
 	void *p = NULL;
 	__u32 need, ref;
 
@@ -540,9 +677,22 @@ __u32 actrack_arena_alloc_owned(struct actrack_arena *a, __u32 type,
 		return 0;
 	need = (size + AT_BLOCK_HDR + ACTRACK_BLOCK_ALIGN - 1) &
 	       ~(ACTRACK_BLOCK_ALIGN - 1);
-	ref = arena_reclaim(a, type, need, owner, &p);
+	/*
+	 * A window of the list first, so that an allocation costs O(window)
+	 * however many blocks the arena holds; the whole list only when the
+	 * free pointer is used up, so that "full" still means that no free
+	 * block of this type and size exists.
+	 */
+	ref = arena_reclaim(a, type, need, owner, &p,
+			    AT_RECLAIM_WINDOW ? AT_RECLAIM_WINDOW : AT_SCAN_ALL,
+			    &covered);
 	if (!ref)
-		ref = arena_bump(a, type, need, owner, &p);
+		ref = arena_bump(a, type, need, owner, &p, &full);
+	if (!ref && full && !covered)
+		ref = arena_reclaim(a, type, need, owner, &p, AT_SCAN_ALL,
+				    &covered);
+	if (!ref && full)
+		arena_set_flag(a, ACTRACK_ARENA_FULL);
 	/*
 	 * The pointer we wrote through, not a second typed lookup: the block
 	 * is ours from the moment its type was stored, and a lookup could

@@ -87,12 +87,24 @@ void *actrack_arena_get(struct actrack_arena *a, __u32 ref, __u32 type,
 /** actrack_arena_payload_size() - payload bytes of a validated block. */
 __u32 actrack_arena_payload_size(struct actrack_arena *a, __u32 ref);
 
+/*
+ * Blocks of the iterable list an allocation looks at for a free block to
+ * reclaim before it bumps the free pointer, going on from the header's
+ * reclaim_hint (where the previous scan stopped) and wrapping round at the
+ * end of the list.  Only when the free pointer cannot fit the block is the
+ * whole list scanned, so an allocation fails only when no free block of
+ * the type and size exists.
+ */
+#define ACTRACK_ARENA_RECLAIM_WINDOW	128U
+
 /**
  * actrack_arena_alloc() - lock-free allocation of a zeroed block of @type
  * with at least @size payload bytes, already in the iterable list.
  * First reclaims a free block of the same type (~@type) of suitable size by
- * CAS, then bumps the free pointer by CAS.  @type must be an ACTRACK_TYPE()
- * value (0x41Cnnnvv), so that ~@type can never be a live type.
+ * CAS among the next ACTRACK_ARENA_RECLAIM_WINDOW blocks of the list, then
+ * bumps the free pointer by CAS, and when that is full scans the whole
+ * list.  @type must be an ACTRACK_TYPE() value (0x41Cnnnvv), so that ~@type
+ * can never be a live type.
  * Return: reference, or 0 (read-only arena, bad type, corrupt, or full:
  * then ACTRACK_ARENA_FULL is set).
  */

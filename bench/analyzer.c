@@ -11,11 +11,11 @@
  * 2. A full 64 MiB arena: written with the arena core as libactrack
  *    writes records (process record, 10 trackers of 64 slots per process,
  *    fake owners that never ran), until an allocation fails.  64 slots,
- *    not 8: every allocation first walks the whole iterable list for a
- *    free block to reclaim (arena_reclaim()), so filling an arena with n
- *    blocks costs O(n^2) walks; with 8-slot trackers (100,000 blocks) the
- *    fill alone took minutes.  The cost of one such walk at full is
- *    printed (analyzer_full64m_alloc_walk).  Every
+ *    the figures of docs/benchmarks.md (when every allocation walked the
+ *    whole list, 8-slot trackers took minutes to fill; bench/alloc times
+ *    the allocator now).  The failing allocation at full still scans the
+ *    whole list, to be sure nothing is free: its cost is printed
+ *    (analyzer_full64m_alloc_walk).  Every
  *    process is a 10-thread lock cycle, so `hangs` has a deadlock per
  *    process to find.  Timed: snapshot, `actrack dump`, `actrack hangs`
  *    (each command capped at CLI_TIMEOUT s); baseline: the memcpy again.

@@ -15,8 +15,28 @@
  *
  * Loaded and unloaded loops alternate (loaded, unloaded, loaded, ...) so
  * that drift hits both; medians of RUNS.  Never an assertion.
+ *
+ * Then, with the module's arena at 4 MiB and again at 64 MiB (rmmod,
+ * insmod arena_size=):
+ *
+ *   exit-to-report: a process of 1, 8 or 64 threads (each with a tracker
+ *       and one activity) is SIGKILLed; the time from the exit the kernel
+ *       records (death->exit_time_ns) to the report reaching a monitor,
+ *       and to the module's cleanup counter moving (records freed),
+ *       median and p99 (the largest of LAT_RUNS); baseline: the 1-thread
+ *       figure of the 4 MiB arena.  A holder process of 128 tracked
+ *       threads keeps the arena mapped (and its list 130 blocks long)
+ *       meanwhile, as other tracked processes would.
+ *   monitor at ~1,000 deaths/s: short-lived tracked processes forked at
+ *       up to 1,000 a second for MON_SECONDS, a monitor receiving; the
+ *       rate reached (TCG may not reach 1,000), the reports received and
+ *       the kernel's drop counter, each against the deaths
+ *
+ * usage: vmbench [cost] [latency] [monitor] (default: all three).
  */
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +96,320 @@ static int sh(const char *cmd)
 	return r == 0 ? 0 : -1;
 }
 
+/* ---- exit-to-report latency ------------------------------------------- */
+
+#define LAT_RUNS	21
+#define MON_SECONDS	3
+#define MON_RATE	1000
+
+static void *parked_thread(void *arg)
+{
+	actrack_push_task(2);
+	for (;;)
+		pause();
+	return arg;
+}
+
+/* Child: @n threads with a tracker and an activity, then tell the parent. */
+static int threads_child(int n, int fd)
+{
+	pthread_t th;
+	char c = 1;
+
+	actrack_push_task(1);
+	for (int i = 1; i < n; i++)
+		if (pthread_create(&th, NULL, parked_thread, NULL))
+			return 2;
+	/* a thread's tracker exists once it has pushed: wait for all */
+	for (int i = 0; i < 10000; i++) {
+		struct actrack_snapshot *s;
+		uint32_t have = 0;
+
+		if (!actrack_snapshot_take(NULL, 0, &s)) {
+			for (uint32_t k = 0; k < s->nr_processes; k++)
+				if (s->processes[k].pid == (uint32_t)getpid())
+					have = s->processes[k].nr_threads;
+			actrack_snapshot_free(s);
+		}
+		if (have >= (uint32_t)n)
+			break;
+		usleep(1000);
+	}
+	if (write(fd, &c, 1) != 1)
+		return 3;
+	for (;;)
+		pause();
+}
+
+struct lat_wait {
+	pid_t pid;
+	uint64_t exit_ns;
+	int got;
+};
+
+static void lat_cb(const struct actrack_death *d, void *arg)
+{
+	struct lat_wait *w = arg;
+
+	if (d->pid == (uint32_t)w->pid) {
+		w->exit_ns = d->exit_time_ns;
+		w->got = 1;
+	}
+}
+
+/* One kill: exit-to-report and exit-to-cleanup in us; -1 on failure. */
+static int one_latency(struct actrack_monitor *m, int n, double *rep,
+		       double *freed)
+{
+	struct actrack_kstats st0, st;
+	struct lat_wait w = { 0 };
+	uint64_t t_rep = 0, t_freed = 0, deadline;
+	int p[2], status;
+	char arg[16], fdarg[16], c;
+
+	if (pipe(p))
+		return -1;
+	snprintf(arg, sizeof(arg), "%d", n);
+	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+	w.pid = fork();
+	if (w.pid == 0) {
+		close(p[0]);
+		execl("/proc/self/exe", "vmbench", "child-threads", arg, fdarg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if (w.pid < 0 || read(p[0], &c, 1) != 1) {
+		close(p[0]);
+		return -1;
+	}
+	close(p[0]);
+	if (actrack_monitor_stats(m, &st0))
+		return -1;
+	kill(w.pid, SIGKILL);
+	deadline = bench_now_ns() + 30000000000ULL;
+	while ((!t_rep || !t_freed) && bench_now_ns() < deadline) {
+		if (!t_rep && actrack_monitor_dispatch(m, 1, lat_cb, &w) > 0 &&
+		    w.got)
+			t_rep = bench_now_ns();
+		if (!t_freed && !actrack_monitor_stats(m, &st) &&
+		    st.cleanups > st0.cleanups)
+			t_freed = bench_now_ns();
+	}
+	waitpid(w.pid, &status, 0);
+	if (!t_rep || !t_freed)
+		return -1;
+	*rep = (double)(t_rep - w.exit_ns) / 1e3;
+	*freed = t_freed > w.exit_ns ? (double)(t_freed - w.exit_ns) / 1e3 : 0;
+	return 0;
+}
+
+/*
+ * A process of HOLDER_THREADS parked tracked threads for the time of the
+ * measurements: an arena nobody maps is given back by the module, so
+ * without it every kill would also free the arena and every new child
+ * allocate and zero it again (64 MiB under TCG: a tenth of a second),
+ * which is not what a machine with tracked processes running sees.
+ */
+#define HOLDER_THREADS	128
+
+static pid_t start_holder(void)
+{
+	char arg[16], fdarg[16], c;
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	snprintf(arg, sizeof(arg), "%d", HOLDER_THREADS);
+	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		execl("/proc/self/exe", "vmbench", "child-threads", arg, fdarg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+static void stop_holder(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static void latency(const char *arena, double *base_rep, double *base_freed)
+{
+	static const int threads[] = { 1, 8, 64 };
+	struct actrack_monitor *m;
+	double rep[LAT_RUNS], freed[LAT_RUNS];
+	char name[96];
+	pid_t holder;
+
+	if (actrack_monitor_open(0, &m)) {
+		printf("bench vm_exit_to_report SKIP monitor_open failed\n");
+		return;
+	}
+	holder = start_holder();
+	if (holder < 0)
+		printf("# %s: no holder process: the arena is freed between kills\n",
+		       arena);
+	for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+		int k, ok = 0;
+
+		for (k = 0; k < LAT_RUNS; k++)
+			ok += !one_latency(m, threads[t], &rep[ok], &freed[ok]);
+		if (ok < 3) {
+			printf("bench vm_exit_to_report_%s_%dthreads SKIP %d of %d kills reported\n",
+			       arena, threads[t], ok, LAT_RUNS);
+			continue;
+		}
+		{
+			double med_r = bench_median(rep, ok);
+			double p99_r = rep[ok - 1];	/* sorted: the largest */
+			double med_f = bench_median(freed, ok);
+			double p99_f = freed[ok - 1];
+
+			if (!*base_rep) {
+				*base_rep = med_r;
+				*base_freed = med_f;
+			}
+			snprintf(name, sizeof(name),
+				 "vm_exit_to_report_%s_%dthreads_median", arena,
+				 threads[t]);
+			bench_line(name, med_r, "us", *base_rep);
+			snprintf(name, sizeof(name),
+				 "vm_exit_to_report_%s_%dthreads_p99", arena,
+				 threads[t]);
+			bench_line(name, p99_r, "us", *base_rep);
+			snprintf(name, sizeof(name),
+				 "vm_exit_to_freed_%s_%dthreads_median", arena,
+				 threads[t]);
+			bench_line(name, med_f, "us", *base_freed);
+			snprintf(name, sizeof(name),
+				 "vm_exit_to_freed_%s_%dthreads_p99", arena,
+				 threads[t]);
+			bench_line(name, p99_f, "us", *base_freed);
+		}
+	}
+	stop_holder(holder);
+	actrack_monitor_close(m);
+}
+
+/* ---- the monitor at ~1,000 deaths a second --------------------------- */
+
+static void count_cb(const struct actrack_death *d, void *arg)
+{
+	(*(long *)arg)++;
+	(void)d;
+}
+
+static void monitor_rate(const char *arena)
+{
+	struct actrack_monitor *m;
+	struct actrack_kstats st0, st;
+	long received = 0, spawned = 0, lost_calls = 0;
+	uint64_t t0, now, end, drain;
+	char name[96];
+	int r, status;
+
+	pid_t holder;
+
+	if (actrack_monitor_open(0, &m) || actrack_monitor_stats(m, &st0)) {
+		printf("bench vm_monitor SKIP monitor_open failed\n");
+		return;
+	}
+	holder = start_holder();
+	t0 = bench_now_ns();
+	end = t0 + MON_SECONDS * 1000000000ULL;
+	while ((now = bench_now_ns()) < end) {
+		/* pace: no more than MON_RATE a second since t0 */
+		if ((double)spawned < (double)(now - t0) * MON_RATE / 1e9) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				actrack_pop(actrack_push_task(1));
+				_exit(0);
+			}
+			if (pid > 0)
+				spawned++;
+		}
+		while (waitpid(-1, &status, WNOHANG) > 0)
+			;
+		r = actrack_monitor_dispatch(m, 0, count_cb, &received);
+		if (r == -ENOBUFS)
+			lost_calls++;
+	}
+	end = bench_now_ns();
+	drain = end + 10000000000ULL;
+	while (received < spawned && bench_now_ns() < drain) {
+		while (waitpid(-1, &status, WNOHANG) > 0)
+			;
+		r = actrack_monitor_dispatch(m, 100, count_cb, &received);
+		if (r == -ENOBUFS)
+			lost_calls++;
+	}
+	stop_holder(holder);
+	while (waitpid(-1, &status, 0) > 0)
+		;
+	if (actrack_monitor_stats(m, &st)) {
+		printf("bench vm_monitor SKIP stats failed\n");
+		actrack_monitor_close(m);
+		return;
+	}
+	snprintf(name, sizeof(name), "vm_monitor_%s_deaths_per_s", arena);
+	bench_line(name, spawned / ((double)(end - t0) / 1e9), "deaths/s",
+		   MON_RATE);
+	snprintf(name, sizeof(name), "vm_monitor_%s_reports_received", arena);
+	bench_line(name, (double)received, "reports", (double)spawned);
+	snprintf(name, sizeof(name), "vm_monitor_%s_reports_dropped", arena);
+	bench_line(name, (double)(st.reports_dropped - st0.reports_dropped),
+		   "reports", (double)spawned);
+	printf("# %s: %ld dispatch calls saw ENOBUFS\n", arena, lost_calls);
+	actrack_monitor_close(m);
+}
+
+static bool want(int argc, char **argv, const char *what)
+{
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], what))
+			return true;
+	return false;
+}
+
+static void sized_runs(int argc, char **argv)
+{
+	double base_rep = 0, base_freed = 0;
+
+	if (want(argc, argv, "latency"))
+		latency("4mib", &base_rep, &base_freed);
+	if (want(argc, argv, "monitor"))
+		monitor_rate("4mib");
+	if (sh("rmmod actrack") ||
+	    sh("insmod " KO " arena_size=67108864")) {
+		printf("bench vm_64mib SKIP reload with arena_size failed\n");
+		return;
+	}
+	if (want(argc, argv, "latency"))
+		latency("64mib", &base_rep, &base_freed);
+	if (want(argc, argv, "monitor"))
+		monitor_rate("64mib");
+	if (sh("rmmod actrack") || sh("insmod " KO))
+		printf("bench vm SKIP reload failed\n");
+}
+
 int main(int argc, char **argv)
 {
 	double loaded[RUNS], unloaded[RUNS], tracked[RUNS], untracked[RUNS];
@@ -87,10 +421,17 @@ int main(int argc, char **argv)
 		actrack_pop(actrack_push_task(1));
 		return actrack_backend() == ACTRACK_BACKEND_MODULE ? 0 : 3;
 	}
+	if (argc == 4 && !strcmp(argv[1], "child-threads"))
+		return threads_child(atoi(argv[2]), atoi(argv[3]));
 	if (access("/dev/actrack", F_OK)) {
 		printf("bench vm SKIP actrack.ko is not loaded\n");
 		return 0;
 	}
+	/* Before this process attaches: the module is reloaded here. */
+	if (want(argc, argv, "latency") || want(argc, argv, "monitor"))
+		sized_runs(argc, argv);
+	if (!want(argc, argv, "cost"))
+		return 0;
 	for (int k = 0; k < RUNS; k++) {
 		loaded[k] = fork_exec_loop("child-untracked");
 		tracked[k] = fork_exec_loop("child-tracked");

@@ -93,7 +93,14 @@ struct actrack_arena_header {
 	 */
 	__u64 saved_mono_ns;
 	__u64 saved_real_ns;
-	__u32 reserved[34];	/* zero */
+	__u32 reserved[33];	/* zero */
+	/*
+	 * Any process, atomic (relaxed), a hint only: a block of the iterable
+	 * list where the last reclaim scan stopped, so that the next one goes
+	 * on from there instead of from the head (0: none).  Validated before
+	 * use; a bad value only costs a scan from the head.
+	 */
+	__u32 reclaim_hint;
 };
 #define ACTRACK_ARENA_HEADER_SIZE 256
 
