@@ -36,7 +36,7 @@ extern const char actrack_test_schema[] __attribute__((visibility("hidden")));
 
 #define LOG_ON_FAILURE(r)						\
 	do {								\
-		if (!_metadata->passed)					\
+		if (ACTRACK_TEST_FAILED(_metadata))					\
 			TH_LOG("exit %d\nstdout:\n%sstderr:\n%s",	\
 			       (r)->status, (r)->out, (r)->err);	\
 	} while (0)
@@ -218,7 +218,7 @@ FIXTURE_TEARDOWN(json)
 {
 	if (self->r.out)
 		LOG_ON_FAILURE(&self->r);
-	if (self->py.out && !_metadata->passed)
+	if (self->py.out && ACTRACK_TEST_FAILED(_metadata))
 		TH_LOG("checker: exit %d\n%s%s", self->py.status,
 		       self->py.out, self->py.err);
 	run_free(&self->r);
@@ -251,7 +251,7 @@ static int have_checker(struct __test_metadata *_metadata, struct run *py)
 		       py->err);
 	}
 	run_free(py);
-	return _metadata->passed ? 1 : -1;
+	return !ACTRACK_TEST_FAILED(_metadata) ? 1 : -1;
 }
 
 /* The python checks, or a skip in the VM (a macro: it returns). */

@@ -18,7 +18,7 @@
 
 #define LOG_ON_FAILURE(r)						\
 	do {								\
-		if (!_metadata->passed)					\
+		if (ACTRACK_TEST_FAILED(_metadata))					\
 			TH_LOG("exit %d\nstdout:\n%sstderr:\n%s",	\
 			       (r)->status, (r)->out, (r)->err);	\
 	} while (0)

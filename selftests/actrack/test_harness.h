@@ -20,6 +20,32 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT	ACTRACK_TEST_TIMEOUT_DEFAULT
 
+/*
+ * Two generations of the harness: 6.1's counts _metadata->passed and
+ * ->skip and leaves telling it which way constructors ran to
+ * TEST_HARNESS_MAIN; 6.12's keeps one exit_code (KSFT_PASS/FAIL/SKIP) and
+ * finds the order itself.  Only the old one defines
+ * _CONSTRUCTOR_ORDER_FORWARD.  Tests use these instead of the fields:
+ * ACTRACK_TEST_FAILED(): an EXPECT or ASSERT failed so far;
+ * ACTRACK_TEST_SKIPPED(): SKIP() was called (in a fixture's setup);
+ * ACTRACK_HARNESS_ORDER(): in a test file with a main() of its own.
+ */
+#ifdef _CONSTRUCTOR_ORDER_FORWARD
+#define ACTRACK_TEST_FAILED(m)		(!(m)->passed)
+#define ACTRACK_TEST_SKIPPED(m)		((m)->skip)
+#define ACTRACK_HARNESS_ORDER()						\
+	static void __attribute__((constructor))			\
+	__constructor_order_last(void)					\
+	{								\
+		if (!__constructor_order)				\
+			__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD; \
+	}
+#else
+#define ACTRACK_TEST_FAILED(m)		((m)->exit_code == KSFT_FAIL)
+#define ACTRACK_TEST_SKIPPED(m)		((m)->exit_code == KSFT_SKIP)
+#define ACTRACK_HARNESS_ORDER()
+#endif
+
 /* ACTRACK_UNDER_TSAN: built with -fsanitize=thread (clang or gcc). */
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)

@@ -400,11 +400,7 @@ TEST_F_TIMEOUT(proc, thread_exit_frees_its_tracker, 60)
 }
 
 /* The exec'ed image lands in main() again: run the child part. */
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
+ACTRACK_HARNESS_ORDER()
 
 int main(int argc, char **argv)
 {

@@ -59,7 +59,7 @@
  */
 #define VM_SETUP_SKIPPED()						\
 	do {								\
-		if (_metadata->skip)					\
+		if (ACTRACK_TEST_SKIPPED(_metadata))					\
 			return;						\
 	} while (0)
 
