@@ -32,7 +32,7 @@
  *       rate reached (TCG may not reach 1,000), the reports received and
  *       the kernel's drop counter, each against the deaths
  *
- * usage: vmbench [cost] [latency] [monitor] (default: all three).
+ * usage: vmbench [cost] [latency] [monitor] [stacks] (default: all four).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -379,6 +379,46 @@ static void monitor_rate(const char *arena)
 	actrack_monitor_close(m);
 }
 
+/*
+ * What the stacks at death cost the exit path: the same kill of an
+ * 8-thread process with stack capture (the default: 8 stacks copied in
+ * the threads' signal delivery, carried and sent) and with stack_bytes=0
+ * (the module as it was before), the module reloaded between the two.
+ */
+static void stacks_cost(void)
+{
+	static const char *const load[2] = { KO " stack_bytes=0", KO };
+	double lat[2][LAT_RUNS], freed;
+	int n[2] = { 0, 0 };
+
+	for (int pass = 0; pass < 2; pass++) {
+		struct actrack_monitor *m;
+		pid_t holder;
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "insmod %s", load[pass]);
+		if (sh("rmmod actrack") || sh(cmd) ||
+		    actrack_monitor_open(0, &m)) {
+			printf("bench vm_exit_stacks SKIP reload failed\n");
+			return;
+		}
+		holder = start_holder();
+		for (int k = 0; k < LAT_RUNS; k++)
+			n[pass] += !one_latency(m, 8, &lat[pass][n[pass]],
+						&freed);
+		stop_holder(holder);
+		actrack_monitor_close(m);
+	}
+	if (n[0] < 3 || n[1] < 3) {
+		printf("bench vm_exit_stacks SKIP %d and %d of %d kills reported\n",
+		       n[0], n[1], LAT_RUNS);
+		return;
+	}
+	bench_line("vm_exit_to_report_8threads_with_stacks_median",
+		   bench_median(lat[1], n[1]), "us",
+		   bench_median(lat[0], n[0]));
+}
+
 static bool want(int argc, char **argv, const char *what)
 {
 	if (argc < 2)
@@ -393,6 +433,8 @@ static void sized_runs(int argc, char **argv)
 {
 	double base_rep = 0, base_freed = 0;
 
+	if (want(argc, argv, "stacks"))
+		stacks_cost();	/* leaves the module loaded as at boot */
 	if (want(argc, argv, "latency"))
 		latency("4mib", &base_rep, &base_freed);
 	if (want(argc, argv, "monitor"))
@@ -428,7 +470,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* Before this process attaches: the module is reloaded here. */
-	if (want(argc, argv, "latency") || want(argc, argv, "monitor"))
+	if (want(argc, argv, "latency") || want(argc, argv, "monitor") ||
+	    want(argc, argv, "stacks"))
 		sized_runs(argc, argv);
 	if (!want(argc, argv, "cost"))
 		return 0;
