@@ -275,6 +275,7 @@ static int collect_thread(struct collect *c, uint32_t ref)
 	t.fatal_code = tc->hdr.fatal_code;
 	t.fatal_addr = tc->hdr.fatal_addr;
 	t.fatal_pc = tc->hdr.fatal_pc;
+	__actrack_read_held(c->a, ref, &tc->hdr, &t);
 
 	/* The core bounds nr_slots already; re-check, it sizes a copy. */
 	nr = tc->nr_slots;

@@ -173,7 +173,8 @@ TEST_F(golden, stats)
 		 "threads:   4 (0 torn)\n"
 		 "corrupt:   no\n"
 		 "flags:     -\n"
-		 "abi:       1.1\n", self->path);
+		 "abi:       %u.%u\n", self->path, ACTRACK_ABI_MAJOR,
+		 ACTRACK_ABI_MINOR);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
 	EXPECT_EQ(0, self->r.status);
 	EXPECT_STREQ("", self->r.err);
