@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "stats", cmd_stats, "arena usage and the module's counters" },
 	{ "collect", cmd_collect,
 	  "free the records of exited processes (file arenas)" },
+	{ "run", cmd_run, "run an unmodified program with its waits tracked" },
 	{ "help", NULL, "help for a command: actrack help COMMAND" },
 };
 
