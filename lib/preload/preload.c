@@ -150,18 +150,20 @@ static inline uint32_t push(uint64_t origin, uint8_t type, uint64_t object,
  * thread whose tracker cannot be made retries only as often as libactrack
  * lets it (it counts such calls and backs off).
  */
+static __attribute__((noinline, cold)) void make_tracker(void)
+{
+	int e = errno;
+
+	guard++;
+	actrack__thread_slow();
+	guard--;
+	errno = e;
+}
+
 static inline void need_tracker(void)
 {
-	if (__builtin_expect(actrack__tls.held != NULL, 1))
-		return;
-	{
-		int e = errno;
-
-		guard++;
-		actrack__thread_slow();
-		guard--;
-		errno = e;
-	}
+	if (__builtin_expect(actrack__tls.held == NULL, 0))
+		make_tracker();
 }
 
 /* Process-shared?  glibc keeps it in the lock itself (its public layout). */
@@ -191,21 +193,30 @@ static inline bool locked(int ret)
 	return ret == 0 || ret == EOWNERDEAD;
 }
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+/* The contended path out of line: the uncontended one stays short. */
+static __attribute__((noinline)) int mutex_lock_wait(pthread_mutex_t *m,
+						     uint64_t origin)
 {
 	uint32_t tok;
+	int ret;
+
+	tok = push(origin, ACTRACK_ACT_LOCK_ACQUIRE, (uintptr_t)m,
+		   mutex_shared(m));
+	ret = REAL(pthread_mutex_lock)(m);
+	actrack_pop(tok);
+	return ret;
+}
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
 	int ret;
 
 	if (!tracking())
 		return REAL(pthread_mutex_lock)(m);
 	need_tracker();
 	ret = REAL(pthread_mutex_trylock)(m);
-	if (ret == EBUSY) {
-		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
-			   (uintptr_t)m, mutex_shared(m));
-		ret = REAL(pthread_mutex_lock)(m);
-		actrack_pop(tok);
-	}
+	if (__builtin_expect(ret == EBUSY, 0))
+		ret = mutex_lock_wait(m, ORIGIN());
 	if (locked(ret))
 		actrack_held_add(m, mutex_shared(m));
 	return ret;
