@@ -42,6 +42,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -87,7 +88,7 @@ static int ready;
 	X(send) X(sendto) X(sendmsg)					\
 	X(accept) X(accept4) X(connect)					\
 	X(nanosleep) X(clock_nanosleep) X(sleep) X(usleep)		\
-	X(flock) X(fcntl) X(fcntl64)
+	X(flock) X(fcntl) X(fcntl64) X(prctl)
 
 #define X(name) static __typeof__(&name) real_##name;
 REAL_LIST(X)
@@ -421,6 +422,40 @@ EXPORT int pthread_setname_np(pthread_t th, const char *name)
 	    pthread_equal(th, pthread_self())) {
 		int e = errno;
 
+		guard++;
+		actrack_set_thread_name(name);
+		guard--;
+		errno = e;
+	}
+	return ret;
+}
+
+/* PR_SET_NAME, the other way programs name their threads. */
+EXPORT int prctl(int option, ...)
+{
+	unsigned long a2, a3, a4, a5;
+	va_list ap;
+	int ret;
+
+	va_start(ap, option);
+	a2 = va_arg(ap, unsigned long);
+	a3 = va_arg(ap, unsigned long);
+	a4 = va_arg(ap, unsigned long);
+	a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	CHECK_REAL(prctl, -1);
+	ret = REAL(prctl)(option, a2, a3, a4, a5);
+	if (ret == 0 && option == PR_SET_NAME && tracking() && a2 &&
+	    actrack__tls.tracker) {
+		char name[16];
+		int e = errno;
+
+		/* As the kernel took it: at most 15 bytes (no read past
+		 * a shorter string's end). */
+		size_t n = strnlen((const char *)a2, sizeof(name) - 1);
+
+		memcpy(name, (const char *)a2, n);
+		name[n] = 0;
 		guard++;
 		actrack_set_thread_name(name);
 		guard--;

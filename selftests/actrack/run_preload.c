@@ -334,6 +334,60 @@ TEST(deadlock_between_processes_is_named)
 	teardown();
 }
 
+/*
+ * CPython's threading.Lock is a semaphore (sem_clockwait): two threads
+ * deadlocked on two of them, and the main thread joining one, all show as
+ * hung in an event wait at the interpreter's lock code.  (A semaphore has
+ * no owner, so no cycle is named.)
+ */
+TEST(python_threads_show_waiting)
+{
+	static const char prog[] =
+		"import threading\n"
+		"a = threading.Lock()\n"
+		"b = threading.Lock()\n"
+		"bar = threading.Barrier(3)\n"
+		"def run(x, y):\n"
+		"    with x:\n"
+		"        bar.wait()\n"
+		"        y.acquire()\n"
+		"t = threading.Thread(target=run, args=(a, b), daemon=True)\n"
+		"u = threading.Thread(target=run, args=(b, a), daemon=True)\n"
+		"t.start(); u.start(); bar.wait()\n"
+		"print('deadlocked', flush=True)\n"
+		"t.join()\n";
+	char *argv[] = { "actrack", "run", "--", "/usr/bin/python3", "-c",
+			 (char *)prog, NULL };
+	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
+			  NULL };
+	char buf[256];
+	struct job j;
+	struct run r;
+	int i, n = 0;
+
+	SETUP("python");
+	if (access("/usr/bin/python3", X_OK))
+		SKIP(return, "no /usr/bin/python3 (Debian's python3)");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
+		if (strstr(r.out, "3 hung threads"))
+			break;
+		run_free(&r);
+		usleep(200 * 1000);
+	}
+	kill_job(&j);
+	ASSERT_LT(i, 50);
+	EXPECT_EQ(3, r.status);
+	for (const char *p = r.out; (p = strstr(p, "waiting ")); p++)
+		n += !strncmp(strstr(p, " for ") ?: "", " for event 0x", 13);
+	EXPECT_EQ(3, n);
+	EXPECT_NE(NULL, strstr(r.out, "at PyThread_acquire_lock_timed+"));
+	run_free(&r);
+	teardown();
+}
+
 /* Is there a process whose command line starts with @cmd in the arena? */
 static bool tracked(const char *cmd)
 {
@@ -382,6 +436,111 @@ TEST(no_follow_leaves_children_alone)
 {
 	SETUP("nofollow");
 	children(_metadata, false);
+	teardown();
+}
+
+/* Is process @pid's first thread in an io-wait on @fd (module arena)? */
+static bool in_io_wait(pid_t pid, int fd)
+{
+	struct actrack_snapshot *s;
+	bool found = false;
+
+	if (actrack_snapshot_take(NULL, 0, &s))
+		return false;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->pid != (uint32_t)pid || !p->nr_threads)
+			continue;
+		for (uint32_t k = 0; k < p->threads[0].nr_activities; k++)
+			if (p->threads[0].activities[k].a.type ==
+			    ACTRACK_ACT_IO_WAIT &&
+			    p->threads[0].activities[k].a.object ==
+			    (uint64_t)fd)
+				found = true;
+	}
+	actrack_snapshot_free(s);
+	return found;
+}
+
+/*
+ * With the module, an unmodified program killed while it waits leaves a
+ * death report that says what it was doing, at its own code.
+ */
+TEST(death_report_names_the_wait)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "wait", NULL };
+	char *mon[] = { "actrack", "monitor", "--recent", "--count", "0",
+			NULL };
+	char buf[256], want[64], *rep, *end;
+	struct job j;
+	struct run r;
+	int i;
+
+	SETUP("death");
+	if (arena[0])
+		SKIP(return, "death reports come from actrack.ko (the VM)");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "waiting", buf, sizeof(buf)));
+	/* It prints, then reads: wait for the read to be on its stack. */
+	for (i = 0; i < 500 && !in_io_wait(j.pid, 0); i++)
+		usleep(10 * 1000);
+	ASSERT_LT(i, 500);
+	kill(j.pid, SIGKILL);
+	ASSERT_EQ(128 + SIGKILL, finish(&j));
+	snprintf(want, sizeof(want), "pid %d (", j.pid);
+	/* The kernel reports from a workqueue: give it a moment. */
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, run_cli(&r, NULL, mon));
+		if (strstr(r.out, want))
+			break;
+		run_free(&r);
+		usleep(50 * 1000);
+	}
+	ASSERT_LT(i, 100);
+	rep = strstr(r.out, want);
+	end = strstr(rep + 1, "\npid ");
+	if (end)
+		*end = 0;
+	EXPECT_NE(NULL, strstr(rep, "killed by SIGKILL"));
+	EXPECT_NE(NULL, strstr(rep, "io-wait fd 0, 64 bytes"));
+	EXPECT_NE(NULL, strstr(rep, " in main+"));
+	run_free(&r);
+	teardown();
+}
+
+/* Does process @pid have a thread named @name in the arena? */
+static bool has_thread_named(pid_t pid, const char *name)
+{
+	struct actrack_snapshot *s;
+	bool found = false;
+
+	if (actrack_snapshot_take(arena[0] ? arena : NULL,
+				  arena[0] ? ACTRACK_SNAP_ARENA_FILE : 0, &s))
+		return false;
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		for (uint32_t k = 0; s->processes[i].pid == (uint32_t)pid &&
+		     k < s->processes[i].nr_threads; k++)
+			if (!strcmp(s->processes[i].threads[k].name, name))
+				found = true;
+	actrack_snapshot_free(s);
+	return found;
+}
+
+/* Names the program gives its threads after they were tracked. */
+TEST(thread_names_follow_the_program)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "names", NULL };
+	char buf[256];
+	struct job j;
+
+	SETUP("names");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "named", buf, sizeof(buf)));
+	EXPECT_TRUE(has_thread_named(j.pid, "by-setname"));
+	EXPECT_TRUE(has_thread_named(j.pid, "by-prctl"));
+	EXPECT_FALSE(has_thread_named(j.pid, "abba"));
+	EXPECT_EQ(0, finish(&j));
 	teardown();
 }
 

@@ -15,7 +15,11 @@
  *   abba child PROG ARGS  runs PROG ARGS (fork+exec), waits, and exits
  *                  with its status.
  *   abba wait      prints "waiting" and reads stdin until it is closed.
+ *   abba names     names a thread with pthread_setname_np() and the main
+ *                  thread with prctl(PR_SET_NAME), both after they made
+ *                  calls, prints "named", reads stdin until it is closed.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -24,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 static pthread_mutex_t *lock_a, *lock_b;
@@ -154,6 +159,41 @@ static int run_errno(void)
 	return 0;
 }
 
+static void *named(void *arg)
+{
+	int *p = arg;
+	char c;
+
+	write(p[3], "x", 1);	/* its first calls are made */
+	read(p[0], &c, 1);
+	pthread_setname_np(pthread_self(), "by-setname");
+	write(p[3], "x", 1);
+	read(p[0], &c, 1);	/* until the pipe is closed */
+	return NULL;
+}
+
+static int run_names(void)
+{
+	pthread_t th;
+	char buf[64];
+	int p[4];
+
+	if (pipe(p) || pipe(p + 2))
+		return 1;
+	pthread_create(&th, NULL, named, p);
+	read(p[2], buf, 1);	/* its first calls were made */
+	write(p[1], "x", 1);
+	read(p[2], buf, 1);	/* it renamed itself */
+	prctl(PR_SET_NAME, "by-prctl", 0, 0, 0);
+	printf("named\n");
+	fflush(stdout);
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	close(p[1]);
+	pthread_join(th, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "threads"))
@@ -188,6 +228,9 @@ int main(int argc, char **argv)
 			;
 		return 0;
 	}
-	fprintf(stderr, "usage: abba threads|procs|errno|echo|child|wait\n");
+	if (argc >= 2 && !strcmp(argv[1], "names"))
+		return run_names();
+	fprintf(stderr, "usage: abba threads|procs|errno|echo|child|wait|"
+		"names\n");
 	return 2;
 }
