@@ -275,7 +275,6 @@ static int collect_thread(struct collect *c, uint32_t ref)
 	t.fatal_code = tc->hdr.fatal_code;
 	t.fatal_addr = tc->hdr.fatal_addr;
 	t.fatal_pc = tc->hdr.fatal_pc;
-	__actrack_read_held(c->a, ref, &tc->hdr, &t);
 
 	/* The core bounds nr_slots already; re-check, it sizes a copy. */
 	nr = tc->nr_slots;
@@ -307,6 +306,8 @@ static int collect_thread(struct collect *c, uint32_t ref)
 			return ret;
 		}
 	}
+	/* After the values: they are read as close to the copy as can be. */
+	__actrack_read_held(c->a, ref, &tc->hdr, &t);
 add:
 	{
 		struct actrack_snap_thread *dst;
