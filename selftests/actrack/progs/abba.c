@@ -34,16 +34,13 @@
 static pthread_mutex_t *lock_a, *lock_b;
 static pthread_barrier_t both_hold;
 
-static void __attribute__((noinline)) take_second(pthread_mutex_t *m)
-{
-	pthread_mutex_lock(m);
-}
-
+/* Each blocks in a call of its own (returning arg after it, so that the
+ * call is no tail call): its origin names it, whatever the compiler. */
 static void *abba_first(void *arg)
 {
 	pthread_mutex_lock(lock_a);
 	pthread_barrier_wait(&both_hold);
-	take_second(lock_b);
+	pthread_mutex_lock(lock_b);
 	return arg;
 }
 
@@ -51,7 +48,7 @@ static void *abba_second(void *arg)
 {
 	pthread_mutex_lock(lock_b);
 	pthread_barrier_wait(&both_hold);
-	take_second(lock_a);
+	pthread_mutex_lock(lock_a);
 	return arg;
 }
 
@@ -78,11 +75,23 @@ struct shared {
 	pthread_barrier_t both_hold;
 };
 
-static void __attribute__((noinline)) proc_side(struct shared *s, int first)
+/* As abba_first/abba_second, one per process. */
+static int __attribute__((noinline)) parent_side(struct shared *s)
 {
-	pthread_mutex_lock(first ? &s->a : &s->b);
+	pthread_mutex_lock(&s->a);
 	pthread_barrier_wait(&s->both_hold);
-	take_second(first ? &s->b : &s->a);
+	printf("deadlocked\n");
+	fflush(stdout);
+	pthread_mutex_lock(&s->b);
+	return 1;
+}
+
+static int __attribute__((noinline)) child_side(struct shared *s)
+{
+	pthread_mutex_lock(&s->b);
+	pthread_barrier_wait(&s->both_hold);
+	pthread_mutex_lock(&s->a);
+	return 1;
 }
 
 static int run_procs(void)
@@ -106,17 +115,10 @@ static int run_procs(void)
 	pid = fork();
 	if (pid < 0)
 		return 1;
-	if (pid == 0) {
-		proc_side(s, 0);
-		_exit(1);
-	}
+	if (pid == 0)
+		_exit(child_side(s));
 	printf("child %d\n", (int)pid);
-	pthread_mutex_lock(&s->a);
-	pthread_barrier_wait(&s->both_hold);
-	printf("deadlocked\n");
-	fflush(stdout);
-	take_second(&s->b);
-	return 1;
+	return parent_side(s);
 }
 
 #define CHECK(cond, ...)						\
