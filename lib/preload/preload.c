@@ -77,7 +77,8 @@ static int ready;
 	X(pthread_rwlock_unlock)					\
 	X(pthread_cond_wait) X(pthread_cond_timedwait)			\
 	X(pthread_cond_clockwait)					\
-	X(pthread_join) X(pthread_tryjoin_np) X(pthread_setname_np)	\
+	X(pthread_create) X(pthread_join) X(pthread_tryjoin_np)	\
+	X(pthread_setname_np)						\
 	X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait)	\
 	X(wait) X(waitpid) X(wait3) X(wait4) X(waitid)			\
 	X(poll) X(ppoll) X(select) X(pselect)				\
@@ -410,6 +411,50 @@ EXPORT int pthread_join(pthread_t th, void **retval)
 	tok = push(ORIGIN(), ACTRACK_ACT_THREAD_JOIN, tid > 0 ? tid : 0, 0);
 	ret = REAL(pthread_join)(th, retval);
 	actrack_pop(tok);
+	return ret;
+}
+
+/*
+ * A new thread gets its tracker before it runs the program's code, so
+ * that a thread which never blocks in a tracked call is still known by
+ * its tid (pthread_join's thread-join activity names it).  The start
+ * record is the one allocation made for it, in pthread_create(), never
+ * in a fast path; without memory the thread simply starts untracked.
+ */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *tracked_start(void *p)
+{
+	struct start st = *(struct start *)p;
+
+	free(p);
+	make_tracker();
+	return st.fn(st.arg);
+}
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	struct start *st;
+	int e = errno, ret;
+
+	if (!tracking())
+		return REAL(pthread_create)(th, attr, fn, arg);
+	guard++;
+	st = malloc(sizeof(*st));
+	guard--;
+	errno = e;
+	if (!st)
+		return REAL(pthread_create)(th, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	ret = REAL(pthread_create)(th, attr, tracked_start, st);
+	if (ret)
+		free(st);
+	errno = e;
 	return ret;
 }
 

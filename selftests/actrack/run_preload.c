@@ -512,6 +512,42 @@ TEST(death_report_names_the_wait)
 	teardown();
 }
 
+/*
+ * A thread that never blocks in a tracked call is still known (it gets
+ * its tracker as it starts), so a join of it names it.
+ */
+TEST(join_names_an_untracked_thread)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "join", NULL };
+	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
+			  NULL };
+	char buf[256], *w;
+	struct job j;
+	struct run r;
+	int i;
+
+	SETUP("join");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "joining", buf, sizeof(buf)));
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
+		if (r.status == 3)
+			break;
+		run_free(&r);
+		usleep(200 * 1000);
+	}
+	kill_job(&j);
+	ASSERT_LT(i, 50);
+	EXPECT_NE(NULL, strstr(r.out, "1 hung thread"));
+	w = strstr(r.out, " for tid ");
+	ASSERT_NE(NULL, w);
+	EXPECT_NE(NULL, strstr(w, ": thread "));
+	EXPECT_EQ(NULL, strstr(w, " for tid 0"));
+	EXPECT_NE(NULL, strstr(r.out, "at run_join"));
+	run_free(&r);
+	teardown();
+}
+
 /* Does process @pid have a thread named @name in the arena? */
 static bool has_thread_named(pid_t pid, const char *name)
 {

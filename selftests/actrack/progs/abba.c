@@ -15,6 +15,8 @@
  *   abba child PROG ARGS  runs PROG ARGS (fork+exec), waits, and exits
  *                  with its status.
  *   abba wait      prints "waiting" and reads stdin until it is closed.
+ *   abba join      joins a thread that never makes a tracked call (it
+ *                  waits in a raw pause system call); prints "joining".
  *   abba names     names a thread with pthread_setname_np() and the main
  *                  thread with prctl(PR_SET_NAME), both after they made
  *                  calls, prints "named", reads stdin until it is closed.
@@ -29,6 +31,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 static pthread_mutex_t *lock_a, *lock_b;
@@ -161,6 +164,23 @@ static int run_errno(void)
 	return 0;
 }
 
+static void *pauser(void *arg)
+{
+	syscall(SYS_pause);
+	return arg;
+}
+
+static int run_join(void)
+{
+	pthread_t th;
+
+	pthread_create(&th, NULL, pauser, NULL);
+	printf("joining\n");
+	fflush(stdout);
+	pthread_join(th, NULL);
+	return 1;
+}
+
 static void *named(void *arg)
 {
 	int *p = arg;
@@ -232,7 +252,9 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "names"))
 		return run_names();
+	if (argc >= 2 && !strcmp(argv[1], "join"))
+		return run_join();
 	fprintf(stderr, "usage: abba threads|procs|errno|echo|child|wait|"
-		"names\n");
+		"names|join\n");
 	return 2;
 }
