@@ -158,12 +158,22 @@ struct actrack__tls {
 	uint32_t slot_count;
 	uint32_t dropped;		/* pushes without a tracker */
 	const volatile uint64_t *clock;	/* kernel clock word, or NULL */
-	/* ABI 1.2: the tracker's held-lock set and how many entries of it are
-	 * in use (the owner's own count: the arena's copy is not trusted) */
-	struct actrack_held *held;
-	uint32_t nr_held;
 };
 extern __thread struct actrack__tls actrack__tls
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Private to the inline held-set functions (LIBACTRACK_1.2: a program
+ * that uses them refuses to run with an older library, which would not
+ * keep them): the tracker's held-lock set, NULL without a tracker, and
+ * how many of its entries are in use (the owner's own count, never read
+ * back from the arena).
+ */
+struct actrack__held_tls {
+	struct actrack_held *held;
+	uint32_t nr;
+};
+extern __thread struct actrack__held_tls actrack__held_tls
 	__attribute__((tls_model("initial-exec")));
 ACTRACK_API struct actrack_thread *actrack__thread_slow(void);
 
@@ -287,17 +297,17 @@ static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
 static inline __attribute__((always_inline)) void
 actrack_held_add(const void *lock, bool shared)
 {
-	struct actrack_held *h = actrack__tls.held;
+	struct actrack_held *h = actrack__held_tls.held;
 	uint32_t n;
 
 	if (__builtin_expect(h == NULL, 0))
 		return;
-	n = actrack__tls.nr_held;
+	n = actrack__held_tls.nr;
 	if (__builtin_expect(n < ACTRACK_HELD_SLOTS, 1)) {
 		__atomic_store_n(&h->locks[n], (uint64_t)(uintptr_t)lock |
 				 (shared ? ACTRACK_HELD_SHARED : 0),
 				 __ATOMIC_RELAXED);
-		actrack__tls.nr_held = n + 1;
+		actrack__held_tls.nr = n + 1;
 	} else {
 		__atomic_store_n(&h->overflow, h->overflow + 1,
 				 __ATOMIC_RELAXED);
@@ -312,13 +322,13 @@ actrack_held_add(const void *lock, bool shared)
 static inline __attribute__((always_inline)) bool
 actrack_held_remove(const void *lock)
 {
-	struct actrack_held *h = actrack__tls.held;
+	struct actrack_held *h = actrack__held_tls.held;
 	uint64_t v = (uint64_t)(uintptr_t)lock;
 	uint32_t n, i;
 
 	if (__builtin_expect(h == NULL, 0))
 		return false;
-	n = actrack__tls.nr_held;
+	n = actrack__held_tls.nr;
 	for (i = n; i-- > 0;) {
 		if ((h->locks[i] & ~ACTRACK_HELD_SHARED) != v)
 			continue;
@@ -328,7 +338,7 @@ actrack_held_remove(const void *lock)
 			__atomic_store_n(&h->locks[i], h->locks[n - 1],
 					 __ATOMIC_RELAXED);
 		__atomic_store_n(&h->locks[n - 1], 0, __ATOMIC_RELAXED);
-		actrack__tls.nr_held = n - 1;
+		actrack__held_tls.nr = n - 1;
 		return true;
 	}
 	if (h->overflow) {

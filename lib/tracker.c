@@ -23,6 +23,8 @@ _Static_assert(sizeof(struct actrack_held) == 128, "actrack_held");
 
 ACTRACK_API __thread struct actrack__tls actrack__tls
 	__attribute__((tls_model("initial-exec")));
+ACTRACK_API __thread struct actrack__held_tls actrack__held_tls
+	__attribute__((tls_model("initial-exec")));
 
 /*
  * Private per-thread state, off the fast path.  The owner keeps the
@@ -117,8 +119,8 @@ static void thread_exit(void *unused)
 				   __ATOMIC_RELAXED);
 	tid_unregister();
 	actrack__tls.tracker = NULL;
-	actrack__tls.held = NULL;
-	actrack__tls.nr_held = 0;
+	actrack__held_tls.held = NULL;
+	actrack__held_tls.nr = 0;
 	for (uint32_t i = 0; i < ACTRACK_THREAD_MAX_SLOTS; i++) {
 		if (tstate.data_refs[i])
 			actrack_arena_free_owned(a, tstate.data_refs[i],
@@ -149,6 +151,7 @@ void __actrack_tracker_forget_after_fork(void)
 	memset(tid_table, 0, sizeof(tid_table));	/* the parent's threads */
 	/* The surviving thread's tracker belongs to the parent. */
 	memset(&actrack__tls, 0, sizeof(actrack__tls));
+	memset(&actrack__held_tls, 0, sizeof(actrack__held_tls));
 	memset(&tstate, 0, sizeof(tstate));
 }
 
@@ -191,8 +194,8 @@ static int tracker_create(const char *name)
 	tstate.ref = ref;
 	actrack__tls.slot_count = p->slots;
 	actrack__tls.clock = p->map.clock;
-	actrack__tls.held = ACTRACK_THREAD_HELD_SET(t);
-	actrack__tls.nr_held = 0;
+	actrack__held_tls.held = ACTRACK_THREAD_HELD_SET(t);
+	actrack__held_tls.nr = 0;
 	actrack__tls.tracker = t;
 	__atomic_fetch_add(&p->trackers, 1, __ATOMIC_RELAXED);
 	pthread_setspecific(exit_key, &tstate);

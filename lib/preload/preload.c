@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -164,7 +165,7 @@ static __attribute__((noinline, cold)) void make_tracker(void)
 
 static inline void need_tracker(void)
 {
-	if (__builtin_expect(actrack__tls.held == NULL, 0))
+	if (__builtin_expect(actrack__held_tls.held == NULL, 0))
 		make_tracker();
 }
 
@@ -407,7 +408,16 @@ EXPORT int pthread_join(pthread_t th, void **retval)
 	ret = REAL(pthread_tryjoin_np)(th, retval);
 	if (ret != EBUSY)
 		return ret;
+	/*
+	 * A thread joined right after it was created may not have made its
+	 * tracker yet (tracked_start): let it run a little, a bounded number
+	 * of times, before this thread blocks anyway.
+	 */
 	tid = actrack_pthread_tid(th);
+	for (int i = 0; tid < 0 && i < 16; i++) {
+		sched_yield();
+		tid = actrack_pthread_tid(th);
+	}
 	tok = push(ORIGIN(), ACTRACK_ACT_THREAD_JOIN, tid > 0 ? tid : 0, 0);
 	ret = REAL(pthread_join)(th, retval);
 	actrack_pop(tok);

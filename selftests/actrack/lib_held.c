@@ -107,8 +107,8 @@ TEST(overflow_is_counted)
 	actrack_snapshot_free(s);
 	/* A lock that did not fit is released: the overflow goes down. */
 	EXPECT_TRUE(actrack_held_remove(&locks[ACTRACK_HELD_SLOTS + 2]));
-	EXPECT_EQ(2u, actrack__tls.held->overflow);
-	EXPECT_EQ((uint32_t)ACTRACK_HELD_SLOTS, actrack__tls.nr_held);
+	EXPECT_EQ(2u, actrack__held_tls.held->overflow);
+	EXPECT_EQ((uint32_t)ACTRACK_HELD_SLOTS, actrack__held_tls.nr);
 }
 
 static void *no_tracker(void *arg)
@@ -118,7 +118,7 @@ static void *no_tracker(void *arg)
 	/* Never attaches with a lock taken: nothing is recorded. */
 	actrack_held_add(&lock, false);
 	*(bool *)arg = actrack__tls.tracker == NULL &&
-		       actrack__tls.held == NULL &&
+		       actrack__held_tls.held == NULL &&
 		       !actrack_held_remove(&lock);
 	return NULL;
 }
@@ -143,7 +143,7 @@ TEST(lying_capacity_is_bounded)
 	attach_fresh(_metadata, "lying");
 	actrack_held_add(&a, false);
 	/* Another process of the uid may write anything there. */
-	actrack__tls.held->capacity = 0xffffffffu;
+	actrack__held_tls.held->capacity = 0xffffffffu;
 	ASSERT_EQ(0, actrack_snapshot_take(path, ACTRACK_SNAP_ARENA_FILE, &s));
 	t = me_in(s);
 	ASSERT_NE(NULL, t);

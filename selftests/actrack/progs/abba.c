@@ -164,8 +164,11 @@ static int run_errno(void)
 	return 0;
 }
 
+static int started;
+
 static void *pauser(void *arg)
 {
+	__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 	syscall(SYS_pause);
 	return arg;
 }
@@ -175,6 +178,9 @@ static int run_join(void)
 	pthread_t th;
 
 	pthread_create(&th, NULL, pauser, NULL);
+	/* It runs its own code (no library call on either side). */
+	while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+		syscall(SYS_sched_yield);
 	printf("joining\n");
 	fflush(stdout);
 	pthread_join(th, NULL);
