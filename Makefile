@@ -71,6 +71,11 @@ MAN_PAGES := $(sort $(wildcard man/*.1))
 CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(CLI_SRCS)) $(O)/cli/help.o
 TEST_SRCS := $(sort $(wildcard selftests/actrack/*.c))
 TESTS    := $(patsubst selftests/actrack/%.c,$(O)/selftests/%,$(TEST_SRCS))
+# Unmodified programs the tests run under `actrack run`: built without
+# actrack, beside the tests in progs/.
+TEST_PROG_SRCS := $(sort $(wildcard selftests/actrack/progs/*.c))
+TEST_PROGS := $(patsubst selftests/actrack/progs/%.c,$(O)/selftests/progs/%,\
+		$(TEST_PROG_SRCS))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCHES  := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
@@ -83,6 +88,10 @@ $(LIB_OBJS) $(TESTS): CFLAGS += -Iarena -Ilib
 
 LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.1
+# actrack run's LD_PRELOAD library (lib/preload/: not part of libactrack);
+# it uses libactrack.so.1 from its own directory ($ORIGIN).
+PRELOAD  := $(O)/libactrack-preload.so
+PRELOAD_OBJ := $(O)/lib/preload/preload.o
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
 	check-debug check-tsan module demo bench fuzz install uninstall clean \
@@ -90,9 +99,9 @@ LIBSO    := $(O)/libactrack.so.1
 
 all: lib cli examples tests benches
 
-lib: $(LIBA) $(LIBSO)
+lib: $(LIBA) $(LIBSO) $(PRELOAD)
 cli: $(O)/actrack
-tests: $(TESTS) $(O)/header-std.stamp
+tests: $(TESTS) $(TEST_PROGS) $(O)/header-std.stamp
 benches: $(BENCHES)
 examples: $(EXAMPLES)
 
@@ -118,6 +127,19 @@ $(O)/cli/help.c: cli/man2help.awk $(MAN_PAGES)
 $(O)/cli/help.o: $(O)/cli/help.c cli/cli.h
 	$(CC) $(CFLAGS) -Icli -fvisibility=hidden -c -o $@ $<
 
+# The preload defines pread/pwrite/fcntl and their *64 twins itself: it
+# must see the C library's names as they are, not renamed by
+# _FILE_OFFSET_BITS.
+$(PRELOAD_OBJ): private CFLAGS := $(filter-out -D_FILE_OFFSET_BITS=64,$(CFLAGS))
+$(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
+	$(CC) -shared -Wl,-soname,libactrack-preload.so $(LDFLAGS) \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $(PRELOAD_OBJ) \
+		-L$(O) -l:libactrack.so.1 -ldl -lpthread
+
+# Where `actrack run` looks for the preload when it is not beside the CLI
+# or in ../lib from it.
+$(O)/cli/cmd_run.o: CFLAGS += -DACTRACK_LIBDIR='"$(LIBDIR)"'
+
 $(O)/actrack: $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS) $(CLI_LIBS)
 
@@ -131,6 +153,10 @@ $(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
 		-Wno-misleading-indentation -Wno-sign-compare \
 		-Wno-format-nonliteral -Wno-empty-body \
 		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
+
+$(O)/selftests/progs/%: selftests/actrack/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -pthread
 
 # actrack.h compiles for strict C99 and C11 includers (no _GNU_SOURCE).
 HEADER_USE := '\#include <actrack.h>\nint main(void) { unsigned t = actrack_push_task(1); actrack_pop(t); return !actrack_version(); }\n'
@@ -351,7 +377,7 @@ install: lib cli
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)/linux \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(LIBSO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBSO) $(PRELOAD) $(DESTDIR)$(LIBDIR)/
 	ln -sf libactrack.so.1 $(DESTDIR)$(LIBDIR)/libactrack.so
 	install -m 644 include/actrack.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 include/uapi/linux/actrack.h \
@@ -368,6 +394,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libactrack.a \
 		$(DESTDIR)$(LIBDIR)/libactrack.so.1 \
 		$(DESTDIR)$(LIBDIR)/libactrack.so \
+		$(DESTDIR)$(LIBDIR)/libactrack-preload.so \
 		$(DESTDIR)$(PKGCONFIGDIR)/libactrack.pc \
 		$(DESTDIR)$(INCLUDEDIR)/actrack.h \
 		$(DESTDIR)$(INCLUDEDIR)/linux/actrack.h \
@@ -380,5 +407,5 @@ clean:
 	-$(MAKE) -C $(KERNELDIR) M=$(CURDIR) clean >/dev/null 2>&1
 
 # Header dependencies from -MMD (CFLAGS); none before the first build.
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PRELOAD_OBJ:.o=.d) \
 	$(addsuffix .d,$(TESTS) $(BENCHES) $(EXAMPLES) $(FUZZ_O)/gen_corpus)

@@ -31,6 +31,7 @@ int cmd_monitor(int argc, char **argv);
 int cmd_hangs(int argc, char **argv);	/* cli/cmd_hangs.c */
 int cmd_top(int argc, char **argv);	/* cli/cmd_top.c */
 int cmd_collect(int argc, char **argv);	/* cli/cmd_collect.c */
+int cmd_run(int argc, char **argv);	/* cli/cmd_run.c */
 
 /*
  * cli_help_page() - the --help text of command @name ("dump"), or of

@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "save", cmd_save },
 	{ "stats", cmd_stats },
 	{ "collect", cmd_collect },
+	{ "run", cmd_run },
 	{ "help", NULL },
 };
 

@@ -10,7 +10,7 @@
 # text filled to 76 columns and indented 4, option tags at 4 with their text
 # at 8) and cli_help_page(), which returns the page of a command ("dump"
 # for actrack-dump.1) or of actrack itself ("" for actrack.1), NULL for
-# none.  It reads the subset of man(7) the pages use: .TH .SH .PP .TP .IP
+# none.  It reads the subset of man(7) the pages use: .TH .SH .SS .PP .TP .IP
 # .RS .RE .nf .fi .in .br .sp, the font macros (.B .I .BR .RB .IR .RI .BI
 # .IB) and the escapes \f[BIRP] \- \e \(bu \(em \& and "\ ".  POSIX awk.
 
@@ -198,6 +198,19 @@ FILENAME != cur_file {
 	indent = 4
 	tp_tag = 0
 	emit(text(section))
+	next
+}
+
+# A subsection heading: indented 2, as man(1) shows it.
+/^\.SS/ {
+	n = args(substr($0, 4), a)
+	heading = ""
+	for (i = 1; i <= n; i++)
+		heading = heading (i > 1 ? " " : "") a[i]
+	blank()
+	indent = 4
+	tp_tag = 0
+	emit("  " text(heading))
 	next
 }
 

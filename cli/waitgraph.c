@@ -29,6 +29,9 @@
 struct holder {
 	uint64_t lock;
 	uint32_t node;
+	/* May explain a wait in another process: a lock-held activity
+	 * (which does not say) or a held-set entry marked shared. */
+	bool shared;
 };
 
 struct tid_entry {
@@ -140,7 +143,7 @@ static int lock_edges(struct builder *b, uint32_t from, uint64_t lock)
 		/* A holder in our own process explains the wait; one in
 		 * another process is only a guess (pshared lock at the
 		 * same address), so it is used only when there is none. */
-		if (same != local)
+		if (same != local || (!same && !b->holders[i].shared))
 			continue;
 		if (out++ == WG_MAX_OUT) {
 			b->g->truncated = true;
@@ -237,11 +240,14 @@ static int build_nodes(struct builder *b, wg_filter_fn filter, void *arg)
 		const struct actrack_snap_process *p = &s->processes[k];
 
 		total += p->nr_threads;
-		for (uint32_t i = 0; p->threads && i < p->nr_threads; i++)
+		for (uint32_t i = 0; p->threads && i < p->nr_threads; i++) {
+			nr_held += p->threads[i].nr_held < ACTRACK_HELD_SLOTS ?
+				   p->threads[i].nr_held : ACTRACK_HELD_SLOTS;
 			for (uint32_t a = 0; a < p->threads[i].nr_activities;
 			     a++)
 				nr_held += p->threads[i].activities[a].a.type ==
 					   ACTRACK_ACT_LOCK_HELD;
+		}
 	}
 	if (total >= UINT32_MAX / 2 || nr_held >= UINT32_MAX / 2)
 		return -ENOMEM;
@@ -270,7 +276,16 @@ static int build_nodes(struct builder *b, wg_filter_fn filter, void *arg)
 				    ACTRACK_ACT_LOCK_HELD)
 					b->holders[b->nr_holders++] =
 						(struct holder){
-						t->activities[a].a.object, n };
+						t->activities[a].a.object, n,
+						true };
+			/* The held set (ABI 1.2): what the thread holds
+			 * whatever its stack says, e.g. in a program that
+			 * never pushes (actrack run). */
+			for (uint32_t h = 0; h < t->nr_held &&
+			     h < ACTRACK_HELD_SLOTS; h++)
+				b->holders[b->nr_holders++] = (struct holder){
+					t->held[h] & ~ACTRACK_HELD_SHARED, n,
+					(t->held[h] & ACTRACK_HELD_SHARED) != 0 };
 			/* Deeper than stored: the innermost is unknown,
 			 * whatever the innermost stored one says. */
 			if (!t->torn && t->nr_activities &&
@@ -292,6 +307,9 @@ static int build_nodes(struct builder *b, wg_filter_fn filter, void *arg)
 		for (uint32_t i = 1; i < b->nr_holders; i++)
 			if (holder_cmp(&b->holders[u - 1], &b->holders[i]))
 				b->holders[u++] = b->holders[i];
+			else
+				b->holders[u - 1].shared |=
+					b->holders[i].shared;
 		b->nr_holders = u;
 	}
 	return 0;

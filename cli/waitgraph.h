@@ -58,11 +58,12 @@ bool wg_is_wait(uint8_t type);
  * wg_build() - the graph of @s; only threads accepted by @filter (NULL: all)
  * get outgoing edges.  Edges:
  *  - lock-acquire of L -> every thread holding L (a lock-held activity of
- *    L anywhere on its stack): those of the waiter's own process if there
- *    are any (an exclusive lock has one holder, and a private lock can
- *    only be held inside its process), else those of other processes,
- *    marked cross_process (assuming a process-shared lock at the same
- *    address);
+ *    L anywhere on its stack, or L in its held set): those of the
+ *    waiter's own process if there are any (an exclusive lock has one
+ *    holder, and a private lock can only be held inside its process),
+ *    else those of other processes, marked cross_process (assuming a
+ *    process-shared lock at the same address; a held-set entry counts
+ *    there only if it is marked ACTRACK_HELD_SHARED);
  *  - thread-join of T -> thread T (of the waiter's process if it has one,
  *    else any process: tids are unique system-wide among live threads);
  *  - process-wait of P -> every thread of process P;

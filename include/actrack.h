@@ -161,6 +161,20 @@ struct actrack__tls {
 };
 extern __thread struct actrack__tls actrack__tls
 	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Private to the inline held-set functions (LIBACTRACK_1.2: a program
+ * that uses them refuses to run with an older library, which would not
+ * keep them): the tracker's held-lock set, NULL without a tracker, and
+ * how many of its entries are in use (the owner's own count, never read
+ * back from the arena).
+ */
+struct actrack__held_tls {
+	struct actrack_held *held;
+	uint32_t nr;
+};
+extern __thread struct actrack__held_tls actrack__held_tls
+	__attribute__((tls_model("initial-exec")));
 ACTRACK_API struct actrack_thread *actrack__thread_slow(void);
 
 /* The pc of the code that expands this macro. */
@@ -269,6 +283,72 @@ static inline __attribute__((always_inline)) void actrack_pop(uint32_t token)
 #define actrack_push_event_wait(event)					\
 	actrack__push(ACTRACK_HERE(), ACTRACK_ACT_EVENT_WAIT,		\
 		      (uint64_t)(uintptr_t)(event), 0)
+/**
+ * actrack_held_add() - record that this thread now holds @lock (after it
+ * was acquired: a mutex, a write or read lock), so that the analyzer can
+ * name the holder of a lock another thread waits for, whatever order
+ * locks are released in.  @shared: the lock is process-shared (threads
+ * of other processes may wait for it at the same address).  A thread
+ * keeps ACTRACK_HELD_SLOTS locks in its set; more are only counted.
+ * Hot path.  Records nothing in a thread without a tracker: it never
+ * attaches, since it runs with the lock already taken, which may be one
+ * that attaching needs (call actrack_thread_init() before locking).
+ */
+static inline __attribute__((always_inline)) void
+actrack_held_add(const void *lock, bool shared)
+{
+	struct actrack_held *h = actrack__held_tls.held;
+	uint32_t n;
+
+	if (__builtin_expect(h == NULL, 0))
+		return;
+	n = actrack__held_tls.nr;
+	if (__builtin_expect(n < ACTRACK_HELD_SLOTS, 1)) {
+		__atomic_store_n(&h->locks[n], (uint64_t)(uintptr_t)lock |
+				 (shared ? ACTRACK_HELD_SHARED : 0),
+				 __ATOMIC_RELAXED);
+		actrack__held_tls.nr = n + 1;
+	} else {
+		__atomic_store_n(&h->overflow, h->overflow + 1,
+				 __ATOMIC_RELAXED);
+	}
+}
+
+/**
+ * actrack_held_remove() - @lock was released by this thread: drop one
+ * entry of it from the set (the newest first).  Hot path.
+ * Return: true if it was in the set (or counted in its overflow).
+ */
+static inline __attribute__((always_inline)) bool
+actrack_held_remove(const void *lock)
+{
+	struct actrack_held *h = actrack__held_tls.held;
+	uint64_t v = (uint64_t)(uintptr_t)lock;
+	uint32_t n, i;
+
+	if (__builtin_expect(h == NULL, 0))
+		return false;
+	n = actrack__held_tls.nr;
+	for (i = n; i-- > 0;) {
+		if ((h->locks[i] & ~ACTRACK_HELD_SHARED) != v)
+			continue;
+		/* Keep the set dense: the last entry moves into the hole
+		 * before its old place is cleared, so it is never absent. */
+		if (i != n - 1)
+			__atomic_store_n(&h->locks[i], h->locks[n - 1],
+					 __ATOMIC_RELAXED);
+		__atomic_store_n(&h->locks[n - 1], 0, __ATOMIC_RELAXED);
+		actrack__held_tls.nr = n - 1;
+		return true;
+	}
+	if (h->overflow) {
+		__atomic_store_n(&h->overflow, h->overflow - 1,
+				 __ATOMIC_RELAXED);
+		return true;
+	}
+	return false;
+}
+
 /**
  * actrack_pthread_tid() - the kernel thread id of @th, for
  * actrack_push_thread_join(): the analyzer links a join to the thread it
@@ -486,6 +566,12 @@ struct actrack_snap_thread {
 	int32_t fatal_signo, fatal_code;
 	uint64_t fatal_addr, fatal_pc;
 	struct actrack_snap_activity *activities; /* outermost first */
+	/* ABI 1.2: the locks it holds (struct actrack_held): addresses with
+	 * ACTRACK_HELD_SHARED or-ed in for process-shared ones; more than
+	 * nr_held are held if held_overflow is not 0. */
+	uint32_t nr_held;
+	uint32_t held_overflow;
+	uint64_t held[ACTRACK_HELD_SLOTS];
 };
 
 struct actrack_snap_log {

@@ -197,6 +197,11 @@ __actrack_hidden uint32_t __actrack_publish_owner(struct actrack_owner *o,
 /* Re-attach: free this thread's tracker in the arena being left and
  * forget it (lib/tracker.c). */
 __actrack_hidden void __actrack_tracker_leave(void);
+/* The held-lock set of a copied tracker (lib/tracker.c), for snapshots. */
+__actrack_hidden void __actrack_read_held(struct actrack_arena *a,
+					 uint32_t ref,
+					 const struct actrack_thread *hdr,
+					 struct actrack_snap_thread *t);
 /* Fork: forget this thread's tracker (lib/tracker.c). */
 __actrack_hidden void __actrack_tracker_forget_after_fork(void);
 /* Fork: the child launched nobody yet (lib/lifecycle.c). */

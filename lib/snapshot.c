@@ -306,6 +306,8 @@ static int collect_thread(struct collect *c, uint32_t ref)
 			return ret;
 		}
 	}
+	/* After the values: they are read as close to the copy as can be. */
+	__actrack_read_held(c->a, ref, &tc->hdr, &t);
 add:
 	{
 		struct actrack_snap_thread *dst;

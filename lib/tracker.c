@@ -18,7 +18,12 @@
 
 #define ACTIVITY_DATA_CAPACITY	448	/* field bytes per activity */
 
+/* The held set follows the slots, so its size is ABI too. */
+_Static_assert(sizeof(struct actrack_held) == 128, "actrack_held");
+
 ACTRACK_API __thread struct actrack__tls actrack__tls
+	__attribute__((tls_model("initial-exec")));
+ACTRACK_API __thread struct actrack__held_tls actrack__held_tls
 	__attribute__((tls_model("initial-exec")));
 
 /*
@@ -114,6 +119,8 @@ static void thread_exit(void *unused)
 				   __ATOMIC_RELAXED);
 	tid_unregister();
 	actrack__tls.tracker = NULL;
+	actrack__held_tls.held = NULL;
+	actrack__held_tls.nr = 0;
 	for (uint32_t i = 0; i < ACTRACK_THREAD_MAX_SLOTS; i++) {
 		if (tstate.data_refs[i])
 			actrack_arena_free_owned(a, tstate.data_refs[i],
@@ -144,6 +151,7 @@ void __actrack_tracker_forget_after_fork(void)
 	memset(tid_table, 0, sizeof(tid_table));	/* the parent's threads */
 	/* The surviving thread's tracker belongs to the parent. */
 	memset(&actrack__tls, 0, sizeof(actrack__tls));
+	memset(&actrack__held_tls, 0, sizeof(actrack__held_tls));
 	memset(&tstate, 0, sizeof(tstate));
 }
 
@@ -167,7 +175,8 @@ static int tracker_create(const char *name)
 	void *blk;
 
 	pthread_once(&exit_key_once, make_exit_key);
-	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity);
+	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity) +
+	       sizeof(struct actrack_held);
 	ref = __actrack_alloc_owned(__actrack_arena(), ACTRACK_TYPE_THREAD,
 				    size, current_tid(), &blk);
 	if (!ref) {
@@ -178,11 +187,15 @@ static int tracker_create(const char *name)
 	set_name(t, name);
 	t->start_time_ns = __actrack_mono_ns();
 	t->slot_count = p->slots;
+	t->flags = ACTRACK_THREAD_HELD;
+	ACTRACK_THREAD_HELD_SET(t)->capacity = ACTRACK_HELD_SLOTS;
 	tstate.id = __actrack_publish_owner(&t->owner, current_tid());
 	tid_register(t->owner.tid);
 	tstate.ref = ref;
 	actrack__tls.slot_count = p->slots;
 	actrack__tls.clock = p->map.clock;
+	actrack__held_tls.held = ACTRACK_THREAD_HELD_SET(t);
+	actrack__held_tls.nr = 0;
 	actrack__tls.tracker = t;
 	__atomic_fetch_add(&p->trackers, 1, __ATOMIC_RELAXED);
 	pthread_setspecific(exit_key, &tstate);
@@ -350,4 +363,49 @@ ACTRACK_API struct actrack_user_data *actrack_activity_data(uint32_t token)
 		slot_change_end(actrack__tls.tracker);
 	}
 	return ud;
+}
+
+/*
+ * The held set of tracker @ref, whose version-checked header copy is @hdr,
+ * into @t.  The set is read word by word outside the version check (see
+ * struct actrack_held); it is kept only if the tracker still belongs to
+ * the thread of @hdr afterwards.  Geometry comes from the copy and is
+ * bounded by the block: a lying tracker gets no set, never a read outside
+ * its block.
+ */
+void __actrack_read_held(struct actrack_arena *a, uint32_t ref,
+			 const struct actrack_thread *hdr,
+			 struct actrack_snap_thread *t)
+{
+	const struct actrack_held *h;
+	struct actrack_thread *th;
+	uint32_t off, cap, n = 0;
+
+	t->nr_held = 0;
+	t->held_overflow = 0;
+	if (!(hdr->flags & ACTRACK_THREAD_HELD) ||
+	    hdr->slot_count > ACTRACK_THREAD_MAX_SLOTS)
+		return;
+	off = sizeof(*th) + hdr->slot_count * sizeof(struct actrack_activity);
+	th = actrack_arena_get(a, ref, ACTRACK_TYPE_THREAD,
+			       off + sizeof(*h));
+	if (!th)
+		return;
+	h = (const struct actrack_held *)((const char *)th + off);
+	cap = at_load(&h->capacity);
+	if (cap > ACTRACK_HELD_SLOTS)
+		cap = ACTRACK_HELD_SLOTS;
+	for (uint32_t i = 0; i < cap; i++) {
+		uint64_t v = at_load(&h->locks[i]);
+
+		if (v)
+			t->held[n++] = v;
+	}
+	t->held_overflow = at_load(&h->overflow);
+	at_fence_acquire();
+	if (at_load(&th->owner.data_id) != hdr->owner.data_id) {
+		t->held_overflow = 0;
+		return;
+	}
+	t->nr_held = n;
 }

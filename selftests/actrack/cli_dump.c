@@ -173,7 +173,7 @@ TEST_F(golden, stats)
 		 "threads:   4 (0 torn)\n"
 		 "corrupt:   no\n"
 		 "flags:     -\n"
-		 "abi:       %d.%d\n", self->path, ACTRACK_ABI_MAJOR,
+		 "abi:       %u.%u\n", self->path, ACTRACK_ABI_MAJOR,
 		 ACTRACK_ABI_MINOR);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
 	EXPECT_EQ(0, self->r.status);

@@ -224,7 +224,51 @@ struct actrack_thread {
  * consistent copy of the live tracker could be taken, so readers must
  * report it torn rather than trust the stack. */
 #define ACTRACK_THREAD_IMAGE_TORN	(1U << 0)
+/* actrack_thread.flags (ABI 1.2), O, before publication: a struct
+ * actrack_held follows the @slot_count slots (ACTRACK_THREAD_HELD_SET()).
+ * Readers that do not know it see a block a little bigger than its slots
+ * and skip the rest, as they always did. */
+#define ACTRACK_THREAD_HELD		(1U << 1)
 #define ACTRACK_THREAD_SLOTS(t)	((struct actrack_activity *)((t) + 1))
+
+/*
+ * Activity info of ACTRACK_ACT_LOCK_ACQUIRE and ACTRACK_ACT_LOCK_HELD
+ * (ABI 1.2; older writers leave it 0): the lock is process-shared, so a
+ * thread of another process that holds the same address (a mapping
+ * shared before fork()) may be the one it waits for.
+ */
+#define ACTRACK_LOCK_INFO_SHARED	(1ULL << 0)
+
+/*
+ * struct actrack_held - (ABI 1.2) the locks a thread holds right now, in
+ * the tracker block after its slots when ACTRACK_THREAD_HELD is set.
+ *
+ * A set, not a stack: programs release locks in any order, so the
+ * activity stack cannot say what is held.  Writer: the owner thread only,
+ * on every successful lock (add) and unlock (remove), with relaxed
+ * (plain, untorn 64-bit) stores and no version bump.  Readers load each
+ * word relaxed, outside any version check: the set of a thread that is
+ * running may be read half-updated (a lock just taken missed, one just
+ * released still shown), the set of a blocked thread - the one a hang
+ * analysis needs - is exact.
+ * @capacity: O, before publication: entries in @locks
+ *            (<= ACTRACK_HELD_SLOTS; readers bound it by the block).
+ * @overflow: O, relaxed: locks held beyond the @capacity recorded ones;
+ *            the set is incomplete while it is not 0.
+ * @locks:    O, relaxed: 0 = empty; else the lock's address, with
+ *            ACTRACK_HELD_SHARED or-ed in for a process-shared lock.
+ *            Entries are unordered; a lock held twice (recursive, read
+ *            locks) may appear twice.
+ */
+#define ACTRACK_HELD_SLOTS	15
+#define ACTRACK_HELD_SHARED	1ULL	/* locks are at least 4-aligned */
+struct actrack_held {
+	__u32 capacity;
+	__u32 overflow;
+	__u64 locks[ACTRACK_HELD_SLOTS];
+};
+#define ACTRACK_THREAD_HELD_SET(t)					\
+	((struct actrack_held *)(ACTRACK_THREAD_SLOTS(t) + (t)->slot_count))
 
 /* ------------------------------------------------------------------------ */
 /* User data (Chromium ActivityUserData)                                    */

@@ -1,0 +1,879 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libactrack-preload.so: activity tracking for a program nobody changed.
+ * `actrack run -- PROGRAM` puts it in LD_PRELOAD; it interposes the calls
+ * where programs block and records each as an activity of libactrack.so.1
+ * (its dependency, found next to it through $ORIGIN), and it keeps every
+ * thread's held-lock set (struct actrack_held) up to date.
+ *
+ * It is a guest in someone else's process, so:
+ * - Each wrapper calls the next definition (dlsym(RTLD_NEXT)), resolved in
+ *   the constructor and, for calls that come earlier (other libraries'
+ *   constructors), on first use.  Until the constructor has run, and in
+ *   any wrapper entered from inside our own bookkeeping (a per-thread
+ *   guard: the library's attach reads files, takes its lock, allocates),
+ *   a wrapper only passes the call through.
+ * - Uncontended locks stay cheap: a trylock first, and the lock-acquire
+ *   activity is pushed only when that would block; a successful lock is a
+ *   few stores into the held set.  Other blocking calls push and pop one
+ *   activity around the real call (a few ns beside a system call).
+ * - errno is the real call's: it is saved around everything we do.  The
+ *   real call is made exactly once with the caller's arguments, so its
+ *   results, signal and cancellation behaviour are unchanged.  A wrapper
+ *   never blocks on its own account and never allocates in its fast path.
+ * - If the arena cannot be attached, pushes are dropped by libactrack
+ *   (token 0, a retry at most once a second) and the held set is absent:
+ *   every wrapper is then the real call plus a few loads.
+ * - A thread gets its tracker (the attach, if needed) before it acquires
+ *   anything, never while it holds the program's lock: that lock may be
+ *   one the attach path needs.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include "actrack.h"
+
+#define EXPORT	__attribute__((visibility("default")))
+
+/* Generic action of a sleep (nanosleep, clock_nanosleep, sleep, usleep):
+ * a wait for nothing but time, so not one `actrack hangs` reports. */
+#define ACT_SLEEP	ACTRACK_ACT_GENERIC_ACTION(1)
+
+/* The environment variable `actrack run --no-follow` sets: the process it
+ * starts removes us from LD_PRELOAD, so its children run untracked. */
+#define ENV_NO_FOLLOW	"ACTRACK_RUN_NO_FOLLOW"
+#define PRELOAD_NAME	"libactrack-preload.so"
+
+static __thread unsigned int guard __attribute__((tls_model("initial-exec")));
+static int ready;
+
+/* ---- the next definitions -------------------------------------------- */
+
+#define REAL_LIST(X)							\
+	X(pthread_mutex_lock) X(pthread_mutex_trylock)			\
+	X(pthread_mutex_timedlock) X(pthread_mutex_clocklock)		\
+	X(pthread_mutex_unlock)						\
+	X(pthread_rwlock_rdlock) X(pthread_rwlock_tryrdlock)		\
+	X(pthread_rwlock_timedrdlock) X(pthread_rwlock_clockrdlock)	\
+	X(pthread_rwlock_wrlock) X(pthread_rwlock_trywrlock)		\
+	X(pthread_rwlock_timedwrlock) X(pthread_rwlock_clockwrlock)	\
+	X(pthread_rwlock_unlock)					\
+	X(pthread_cond_wait) X(pthread_cond_timedwait)			\
+	X(pthread_cond_clockwait)					\
+	X(pthread_create) X(pthread_join) X(pthread_tryjoin_np)	\
+	X(pthread_setname_np)						\
+	X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait)	\
+	X(wait) X(waitpid) X(wait3) X(wait4) X(waitid)			\
+	X(poll) X(ppoll) X(select) X(pselect)				\
+	X(epoll_wait) X(epoll_pwait)					\
+	X(read) X(readv) X(pread) X(pread64)				\
+	X(write) X(writev) X(pwrite) X(pwrite64)			\
+	X(recv) X(recvfrom) X(recvmsg)					\
+	X(send) X(sendto) X(sendmsg)					\
+	X(accept) X(accept4) X(connect)					\
+	X(nanosleep) X(clock_nanosleep) X(sleep) X(usleep)		\
+	X(flock) X(fcntl) X(fcntl64) X(prctl)
+
+#define X(name) static __typeof__(&name) real_##name;
+REAL_LIST(X)
+#undef X
+
+static void *next_symbol(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+	if (!p) {
+		p = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+#define REAL(name)							\
+	((__typeof__(&name))next_symbol((void **)&real_##name, #name))
+
+/*
+ * A call the C library lacks (an older glibc without the *clock* calls)
+ * can only come from a program built elsewhere: fail it as the missing
+ * symbol would have been reported, never crash.
+ */
+#define CHECK_REAL(name, fail)						\
+	do {								\
+		if (!REAL(name)) {					\
+			errno = ENOSYS;					\
+			return fail;					\
+		}							\
+	} while (0)
+
+/* ---- bookkeeping ------------------------------------------------------ */
+
+static inline bool tracking(void)
+{
+	return __atomic_load_n(&ready, __ATOMIC_RELAXED) && !guard;
+}
+
+/* The call instruction in the caller (its return address - 1, which is
+ * still inside the call): symbolizes to the line that made the call, also
+ * when the call is the last instruction of an inlined function. */
+#define ORIGIN()	((uint64_t)(uintptr_t)__builtin_return_address(0) - 1)
+
+static inline uint32_t push(uint64_t origin, uint8_t type, uint64_t object,
+			    uint64_t info)
+{
+	int e = errno;
+	uint32_t tok;
+
+	guard++;
+	tok = actrack__push(origin, type, object, info);
+	guard--;
+	errno = e;
+	return tok;
+}
+
+/*
+ * Give the thread its tracker before it takes a lock (see the top).  A
+ * thread whose tracker cannot be made retries only as often as libactrack
+ * lets it (it counts such calls and backs off).
+ */
+static __attribute__((noinline, cold)) void make_tracker(void)
+{
+	int e = errno;
+
+	guard++;
+	actrack__thread_slow();
+	guard--;
+	errno = e;
+}
+
+static inline void need_tracker(void)
+{
+	if (__builtin_expect(actrack__held_tls.held == NULL, 0))
+		make_tracker();
+}
+
+/* Process-shared?  glibc keeps it in the lock itself (its public layout). */
+static inline bool mutex_shared(const pthread_mutex_t *m)
+{
+#if defined(__GLIBC__)
+	return (m->__data.__kind & 128) != 0;	/* PTHREAD_MUTEX_PSHARED_BIT */
+#else
+	return false;
+#endif
+}
+
+static inline bool rwlock_shared(const pthread_rwlock_t *rw)
+{
+#if defined(__GLIBC__) && defined(__x86_64__)
+	return rw->__data.__shared != 0;
+#else
+	return false;
+#endif
+}
+
+/* ---- mutexes ---------------------------------------------------------- */
+
+/* Did the call leave the lock held (EOWNERDEAD: yes, inconsistent)? */
+static inline bool locked(int ret)
+{
+	return ret == 0 || ret == EOWNERDEAD;
+}
+
+/* The contended path out of line: the uncontended one stays short. */
+static __attribute__((noinline)) int mutex_lock_wait(pthread_mutex_t *m,
+						     uint64_t origin)
+{
+	uint32_t tok;
+	int ret;
+
+	tok = push(origin, ACTRACK_ACT_LOCK_ACQUIRE, (uintptr_t)m,
+		   mutex_shared(m));
+	ret = REAL(pthread_mutex_lock)(m);
+	actrack_pop(tok);
+	return ret;
+}
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int ret;
+
+	if (!tracking())
+		return REAL(pthread_mutex_lock)(m);
+	need_tracker();
+	ret = REAL(pthread_mutex_trylock)(m);
+	if (__builtin_expect(ret == EBUSY, 0))
+		ret = mutex_lock_wait(m, ORIGIN());
+	if (locked(ret))
+		actrack_held_add(m, mutex_shared(m));
+	return ret;
+}
+
+EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	int ret;
+
+	if (!tracking())
+		return REAL(pthread_mutex_trylock)(m);
+	need_tracker();
+	ret = REAL(pthread_mutex_trylock)(m);
+	if (locked(ret))
+		actrack_held_add(m, mutex_shared(m));
+	return ret;
+}
+
+EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
+				   const struct timespec *abstime)
+{
+	uint32_t tok;
+	int ret;
+
+	if (!tracking())
+		return REAL(pthread_mutex_timedlock)(m, abstime);
+	need_tracker();
+	ret = REAL(pthread_mutex_trylock)(m);
+	if (ret == EBUSY) {
+		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
+			   (uintptr_t)m, mutex_shared(m));
+		ret = REAL(pthread_mutex_timedlock)(m, abstime);
+		actrack_pop(tok);
+	}
+	if (locked(ret))
+		actrack_held_add(m, mutex_shared(m));
+	return ret;
+}
+
+EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
+				   const struct timespec *abstime)
+{
+	uint32_t tok;
+	int ret;
+
+	if (!REAL(pthread_mutex_clocklock))
+		return ENOSYS;
+	if (!tracking())
+		return REAL(pthread_mutex_clocklock)(m, clk, abstime);
+	need_tracker();
+	ret = REAL(pthread_mutex_trylock)(m);
+	if (ret == EBUSY) {
+		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
+			   (uintptr_t)m, mutex_shared(m));
+		ret = REAL(pthread_mutex_clocklock)(m, clk, abstime);
+		actrack_pop(tok);
+	}
+	if (locked(ret))
+		actrack_held_add(m, mutex_shared(m));
+	return ret;
+}
+
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	/* Our own bookkeeping's locks were never added (guard). */
+	if (tracking())
+		actrack_held_remove(m);
+	return REAL(pthread_mutex_unlock)(m);
+}
+
+/* ---- rwlocks ---------------------------------------------------------- */
+
+#define RWLOCK_WRAPPER(name, tryname, PARAMS, ARGS)			\
+EXPORT int name PARAMS							\
+{									\
+	uint32_t tok;							\
+	int ret;							\
+									\
+	if (!REAL(name))						\
+		return ENOSYS;						\
+	if (!tracking())						\
+		return REAL(name) ARGS;					\
+	need_tracker();							\
+	ret = REAL(tryname)(rw);					\
+	if (ret == EBUSY) {						\
+		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,		\
+			   (uintptr_t)rw, rwlock_shared(rw));		\
+		ret = REAL(name) ARGS;					\
+		actrack_pop(tok);					\
+	}								\
+	if (ret == 0)							\
+		actrack_held_add(rw, rwlock_shared(rw));		\
+	return ret;							\
+}
+
+RWLOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
+	       (pthread_rwlock_t *rw), (rw))
+RWLOCK_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
+	       (pthread_rwlock_t *rw), (rw))
+RWLOCK_WRAPPER(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock,
+	       (pthread_rwlock_t *rw, const struct timespec *t), (rw, t))
+RWLOCK_WRAPPER(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock,
+	       (pthread_rwlock_t *rw, const struct timespec *t), (rw, t))
+RWLOCK_WRAPPER(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock,
+	       (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t),
+	       (rw, c, t))
+RWLOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock,
+	       (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t),
+	       (rw, c, t))
+
+EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
+{
+	int ret;
+
+	if (!tracking())
+		return REAL(pthread_rwlock_tryrdlock)(rw);
+	need_tracker();
+	ret = REAL(pthread_rwlock_tryrdlock)(rw);
+	if (ret == 0)
+		actrack_held_add(rw, rwlock_shared(rw));
+	return ret;
+}
+
+EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
+{
+	int ret;
+
+	if (!tracking())
+		return REAL(pthread_rwlock_trywrlock)(rw);
+	need_tracker();
+	ret = REAL(pthread_rwlock_trywrlock)(rw);
+	if (ret == 0)
+		actrack_held_add(rw, rwlock_shared(rw));
+	return ret;
+}
+
+EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
+{
+	if (tracking())
+		actrack_held_remove(rw);
+	return REAL(pthread_rwlock_unlock)(rw);
+}
+
+/* ---- condition variables: the mutex is not held during the wait ------ */
+
+#define COND_WRAPPER(name, PARAMS, ARGS)				\
+EXPORT int name PARAMS							\
+{									\
+	uint32_t tok;							\
+	bool had;							\
+	int ret;							\
+									\
+	if (!REAL(name))						\
+		return ENOSYS;						\
+	if (!tracking())						\
+		return REAL(name) ARGS;					\
+	had = actrack_held_remove(m);					\
+	tok = push(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)c, 0);	\
+	ret = REAL(name) ARGS;						\
+	actrack_pop(tok);						\
+	/* Every return, timeouts and errors included, holds it again. */ \
+	if (had)							\
+		actrack_held_add(m, mutex_shared(m));			\
+	return ret;							\
+}
+
+COND_WRAPPER(pthread_cond_wait, (pthread_cond_t *c, pthread_mutex_t *m),
+	     (c, m))
+COND_WRAPPER(pthread_cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m,
+				      const struct timespec *t), (c, m, t))
+COND_WRAPPER(pthread_cond_clockwait, (pthread_cond_t *c, pthread_mutex_t *m,
+				      clockid_t k, const struct timespec *t),
+	     (c, m, k, t))
+
+/* ---- threads ---------------------------------------------------------- */
+
+EXPORT int pthread_join(pthread_t th, void **retval)
+{
+	uint32_t tok;
+	pid_t tid;
+	int ret;
+
+	if (!tracking() || !REAL(pthread_tryjoin_np))
+		return REAL(pthread_join)(th, retval);
+	/* Already finished (or an error join would give too): no wait. */
+	ret = REAL(pthread_tryjoin_np)(th, retval);
+	if (ret != EBUSY)
+		return ret;
+	/*
+	 * A thread joined right after it was created may not have made its
+	 * tracker yet (tracked_start): let it run a little, a bounded number
+	 * of times, before this thread blocks anyway.
+	 */
+	tid = actrack_pthread_tid(th);
+	for (int i = 0; tid < 0 && i < 16; i++) {
+		sched_yield();
+		tid = actrack_pthread_tid(th);
+	}
+	tok = push(ORIGIN(), ACTRACK_ACT_THREAD_JOIN, tid > 0 ? tid : 0, 0);
+	ret = REAL(pthread_join)(th, retval);
+	actrack_pop(tok);
+	return ret;
+}
+
+/*
+ * A new thread gets its tracker before it runs the program's code, so
+ * that a thread which never blocks in a tracked call is still known by
+ * its tid (pthread_join's thread-join activity names it).  The start
+ * record is the one allocation made for it, in pthread_create(), never
+ * in a fast path; without memory the thread simply starts untracked.
+ */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *tracked_start(void *p)
+{
+	struct start st = *(struct start *)p;
+
+	free(p);
+	make_tracker();
+	return st.fn(st.arg);
+}
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	struct start *st;
+	int e = errno, ret;
+
+	if (!tracking())
+		return REAL(pthread_create)(th, attr, fn, arg);
+	guard++;
+	st = malloc(sizeof(*st));
+	guard--;
+	errno = e;
+	if (!st)
+		return REAL(pthread_create)(th, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	ret = REAL(pthread_create)(th, attr, tracked_start, st);
+	if (ret)
+		free(st);
+	errno = e;
+	return ret;
+}
+
+/* The thread's name as the program sets it, for the analyzer too. */
+EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+	int ret = REAL(pthread_setname_np)(th, name);
+
+	if (ret == 0 && tracking() && actrack__tls.tracker &&
+	    pthread_equal(th, pthread_self())) {
+		int e = errno;
+
+		guard++;
+		actrack_set_thread_name(name);
+		guard--;
+		errno = e;
+	}
+	return ret;
+}
+
+/* PR_SET_NAME, the other way programs name their threads. */
+EXPORT int prctl(int option, ...)
+{
+	unsigned long a2, a3, a4, a5;
+	va_list ap;
+	int ret;
+
+	va_start(ap, option);
+	a2 = va_arg(ap, unsigned long);
+	a3 = va_arg(ap, unsigned long);
+	a4 = va_arg(ap, unsigned long);
+	a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	CHECK_REAL(prctl, -1);
+	ret = REAL(prctl)(option, a2, a3, a4, a5);
+	if (ret == 0 && option == PR_SET_NAME && tracking() && a2 &&
+	    actrack__tls.tracker) {
+		char name[16];
+		int e = errno;
+
+		/* As the kernel took it: at most 15 bytes (no read past
+		 * a shorter string's end). */
+		size_t n = strnlen((const char *)a2, sizeof(name) - 1);
+
+		memcpy(name, (const char *)a2, n);
+		name[n] = 0;
+		guard++;
+		actrack_set_thread_name(name);
+		guard--;
+		errno = e;
+	}
+	return ret;
+}
+
+/* ---- semaphores: no owner, so an event wait ---------------------------- */
+
+#define SEM_WRAPPER(name, PARAMS, ARGS)					\
+EXPORT int name PARAMS							\
+{									\
+	uint32_t tok;							\
+	int e = errno, ret;						\
+									\
+	CHECK_REAL(name, -1);						\
+	if (!tracking())						\
+		return REAL(name) ARGS;					\
+	if (REAL(sem_trywait)(s) == 0)					\
+		return 0;						\
+	if (errno != EAGAIN)						\
+		return REAL(name) ARGS;					\
+	errno = e;							\
+	tok = push(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)s, 0);	\
+	ret = REAL(name) ARGS;						\
+	actrack_pop(tok);						\
+	return ret;							\
+}
+
+SEM_WRAPPER(sem_wait, (sem_t *s), (s))
+SEM_WRAPPER(sem_timedwait, (sem_t *s, const struct timespec *t), (s, t))
+SEM_WRAPPER(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *t),
+	    (s, c, t))
+
+/* ---- child processes --------------------------------------------------- */
+
+#define WAIT_WRAPPER(name, PARAMS, ARGS, nohang, object)		\
+EXPORT pid_t name PARAMS						\
+{									\
+	uint32_t tok;							\
+	pid_t ret;							\
+									\
+	if (!tracking() || (nohang))					\
+		return REAL(name) ARGS;					\
+	tok = push(ORIGIN(), ACTRACK_ACT_PROCESS_WAIT, (object), 0);	\
+	ret = REAL(name) ARGS;						\
+	actrack_pop(tok);						\
+	return ret;							\
+}
+
+WAIT_WRAPPER(wait, (int *st), (st), false, 0)
+WAIT_WRAPPER(waitpid, (pid_t pid, int *st, int opt), (pid, st, opt),
+	     opt & WNOHANG, pid > 0 ? (uint64_t)pid : 0)
+WAIT_WRAPPER(wait3, (int *st, int opt, struct rusage *ru), (st, opt, ru),
+	     opt & WNOHANG, 0)
+WAIT_WRAPPER(wait4, (pid_t pid, int *st, int opt, struct rusage *ru),
+	     (pid, st, opt, ru), opt & WNOHANG, pid > 0 ? (uint64_t)pid : 0)
+
+EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int opt)
+{
+	uint32_t tok;
+	int ret;
+
+	if (!tracking() || (opt & WNOHANG))
+		return REAL(waitid)(type, id, info, opt);
+	tok = push(ORIGIN(), ACTRACK_ACT_PROCESS_WAIT,
+		   type == P_PID ? (uint64_t)id : 0, 0);
+	ret = REAL(waitid)(type, id, info, opt);
+	actrack_pop(tok);
+	return ret;
+}
+
+/* ---- descriptors: one io-wait (fd, bytes asked) around the call -------- */
+
+/*
+ * Every call pushes, blocking descriptor or not: telling them apart would
+ * cost a system call, a push costs a few ns, and a wait that ends at once
+ * never looks hung.
+ */
+#define IO_WRAPPER(type, name, PARAMS, ARGS, fd, bytes)			\
+EXPORT type name PARAMS							\
+{									\
+	uint32_t tok;							\
+	type ret;							\
+									\
+	if (!tracking())						\
+		return REAL(name) ARGS;					\
+	tok = push(ORIGIN(), ACTRACK_ACT_IO_WAIT, (uint64_t)(fd),	\
+		   (uint64_t)(bytes));					\
+	ret = REAL(name) ARGS;						\
+	actrack_pop(tok);						\
+	return ret;							\
+}
+
+static size_t iov_bytes(const struct iovec *iov, int n)
+{
+	size_t sum = 0;
+
+	for (int i = 0; iov && i < n && i < 1024; i++)
+		sum += iov[i].iov_len;
+	return sum;
+}
+
+IO_WRAPPER(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n), fd, n)
+IO_WRAPPER(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n),
+	   fd, n)
+IO_WRAPPER(ssize_t, readv, (int fd, const struct iovec *v, int n),
+	   (fd, v, n), fd, iov_bytes(v, n))
+IO_WRAPPER(ssize_t, writev, (int fd, const struct iovec *v, int n),
+	   (fd, v, n), fd, iov_bytes(v, n))
+IO_WRAPPER(ssize_t, pread, (int fd, void *b, size_t n, off_t o),
+	   (fd, b, n, o), fd, n)
+IO_WRAPPER(ssize_t, pwrite, (int fd, const void *b, size_t n, off_t o),
+	   (fd, b, n, o), fd, n)
+IO_WRAPPER(ssize_t, pread64, (int fd, void *b, size_t n, off64_t o),
+	   (fd, b, n, o), fd, n)
+IO_WRAPPER(ssize_t, pwrite64, (int fd, const void *b, size_t n, off64_t o),
+	   (fd, b, n, o), fd, n)
+IO_WRAPPER(ssize_t, recv, (int fd, void *b, size_t n, int f), (fd, b, n, f),
+	   fd, n)
+IO_WRAPPER(ssize_t, recvfrom, (int fd, void *b, size_t n, int f,
+			       struct sockaddr *a, socklen_t *l),
+	   (fd, b, n, f, a, l), fd, n)
+IO_WRAPPER(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), (fd, m, f),
+	   fd, m ? iov_bytes(m->msg_iov, (int)m->msg_iovlen) : 0)
+IO_WRAPPER(ssize_t, send, (int fd, const void *b, size_t n, int f),
+	   (fd, b, n, f), fd, n)
+IO_WRAPPER(ssize_t, sendto, (int fd, const void *b, size_t n, int f,
+			     const struct sockaddr *a, socklen_t l),
+	   (fd, b, n, f, a, l), fd, n)
+IO_WRAPPER(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f),
+	   (fd, m, f), fd, m ? iov_bytes(m->msg_iov, (int)m->msg_iovlen) : 0)
+IO_WRAPPER(int, accept, (int fd, struct sockaddr *a, socklen_t *l),
+	   (fd, a, l), fd, 0)
+IO_WRAPPER(int, accept4, (int fd, struct sockaddr *a, socklen_t *l, int f),
+	   (fd, a, l, f), fd, 0)
+IO_WRAPPER(int, connect, (int fd, const struct sockaddr *a, socklen_t l),
+	   (fd, a, l), fd, 0)
+/* File locks wait on a descriptor too: an io-wait on it (no owner). */
+IO_WRAPPER(int, flock, (int fd, int op), (fd, op), fd, 0)
+
+/* ---- readiness: an io-wait on the first (poll) or highest (select) fd,
+ * or the epoll descriptor; a zero timeout does not wait at all ---------- */
+
+#define POLL_WRAPPER(type, name, PARAMS, ARGS, nowait, fd)		\
+EXPORT type name PARAMS							\
+{									\
+	uint32_t tok;							\
+	type ret;							\
+									\
+	if (!tracking() || (nowait))					\
+		return REAL(name) ARGS;					\
+	tok = push(ORIGIN(), ACTRACK_ACT_IO_WAIT, (uint64_t)(fd), 0);	\
+	ret = REAL(name) ARGS;						\
+	actrack_pop(tok);						\
+	return ret;							\
+}
+
+static uint32_t first_fd(const struct pollfd *f, nfds_t n)
+{
+	return n && f ? (uint32_t)f->fd : 0;
+}
+
+static bool ts_zero(const struct timespec *t)
+{
+	return t && !t->tv_sec && !t->tv_nsec;
+}
+
+/* glibc declares poll()'s array write-only (an access attribute), yet
+ * the caller filled in its descriptors: gcc's warning is wrong here. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+POLL_WRAPPER(int, poll, (struct pollfd *f, nfds_t n, int tmo), (f, n, tmo),
+	     tmo == 0, first_fd(f, n))
+POLL_WRAPPER(int, ppoll, (struct pollfd *f, nfds_t n,
+			  const struct timespec *t, const sigset_t *m),
+	     (f, n, t, m), ts_zero(t), first_fd(f, n))
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+POLL_WRAPPER(int, select, (int n, fd_set *r, fd_set *w, fd_set *e,
+			   struct timeval *t),
+	     (n, r, w, e, t), t && !t->tv_sec && !t->tv_usec,
+	     n > 0 ? n - 1 : 0)
+POLL_WRAPPER(int, pselect, (int n, fd_set *r, fd_set *w, fd_set *e,
+			    const struct timespec *t, const sigset_t *m),
+	     (n, r, w, e, t, m), ts_zero(t), n > 0 ? n - 1 : 0)
+POLL_WRAPPER(int, epoll_wait, (int ep, struct epoll_event *ev, int n,
+			       int tmo), (ep, ev, n, tmo), tmo == 0, ep)
+POLL_WRAPPER(int, epoll_pwait, (int ep, struct epoll_event *ev, int n,
+				int tmo, const sigset_t *m),
+	     (ep, ev, n, tmo, m), tmo == 0, ep)
+
+/* ---- sleeps: a generic activity (action 1), info = nanoseconds --------- */
+
+static uint64_t ts_ns(const struct timespec *t)
+{
+	if (!t || t->tv_sec < 0 || t->tv_nsec < 0)
+		return 0;
+	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
+}
+
+EXPORT int nanosleep(const struct timespec *r, struct timespec *m)
+{
+	uint32_t tok;
+	int ret;
+
+	if (!tracking())
+		return REAL(nanosleep)(r, m);
+	tok = push(ORIGIN(), ACT_SLEEP, CLOCK_MONOTONIC, ts_ns(r));
+	ret = REAL(nanosleep)(r, m);
+	actrack_pop(tok);
+	return ret;
+}
+
+EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *r,
+			   struct timespec *m)
+{
+	uint32_t tok;
+	int ret;
+
+	if (!tracking())
+		return REAL(clock_nanosleep)(clk, flags, r, m);
+	tok = push(ORIGIN(), ACT_SLEEP, clk, flags & TIMER_ABSTIME ? 0 :
+		   ts_ns(r));
+	ret = REAL(clock_nanosleep)(clk, flags, r, m);
+	actrack_pop(tok);
+	return ret;
+}
+
+EXPORT unsigned int sleep(unsigned int s)
+{
+	unsigned int ret;
+	uint32_t tok;
+
+	if (!tracking())
+		return REAL(sleep)(s);
+	tok = push(ORIGIN(), ACT_SLEEP, CLOCK_REALTIME,
+		   (uint64_t)s * 1000000000ULL);
+	ret = REAL(sleep)(s);
+	actrack_pop(tok);
+	return ret;
+}
+
+EXPORT int usleep(useconds_t us)
+{
+	uint32_t tok;
+	int ret;
+
+	if (!tracking())
+		return REAL(usleep)(us);
+	tok = push(ORIGIN(), ACT_SLEEP, CLOCK_REALTIME, (uint64_t)us * 1000);
+	ret = REAL(usleep)(us);
+	actrack_pop(tok);
+	return ret;
+}
+
+/* ---- fcntl: only F_SETLKW waits (an io-wait on the descriptor) --------- */
+
+static bool fcntl_waits(int cmd)
+{
+	switch (cmd) {
+	case F_SETLKW:
+#if defined(F_SETLKW64) && F_SETLKW64 != F_SETLKW
+	case F_SETLKW64:
+#endif
+#ifdef F_OFD_SETLKW
+	case F_OFD_SETLKW:
+#endif
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The third argument is an int or a pointer, as cmd says; every cmd's
+ * argument fits a pointer-sized register, and the C library reads it back
+ * the same way (glibc's own fcntl takes it as void *).
+ */
+#define FCNTL_WRAPPER(name)						\
+EXPORT int name(int fd, int cmd, ...)					\
+{									\
+	uint32_t tok;							\
+	va_list ap;							\
+	void *arg;							\
+	int ret;							\
+									\
+	va_start(ap, cmd);						\
+	arg = va_arg(ap, void *);					\
+	va_end(ap);							\
+	CHECK_REAL(name, -1);						\
+	if (!tracking() || !fcntl_waits(cmd))				\
+		return REAL(name)(fd, cmd, arg);			\
+	tok = push(ORIGIN(), ACTRACK_ACT_IO_WAIT, (uint64_t)fd, 0);	\
+	ret = REAL(name)(fd, cmd, arg);					\
+	actrack_pop(tok);						\
+	return ret;							\
+}
+
+FCNTL_WRAPPER(fcntl)
+FCNTL_WRAPPER(fcntl64)
+
+/* ---- start-up ---------------------------------------------------------- */
+
+/* `actrack run --no-follow`: leave our entry out of LD_PRELOAD, so that
+ * the programs this one starts run as they would without actrack. */
+static void drop_from_ld_preload(void)
+{
+	const char *cur = getenv("LD_PRELOAD");
+	char *copy, *out, *tok, *save = NULL;
+	size_t len;
+
+	unsetenv(ENV_NO_FOLLOW);
+	if (!cur)
+		return;
+	len = strlen(cur);
+	copy = malloc(len + 1);
+	out = malloc(len + 1);
+	if (!copy || !out)
+		goto out;
+	memcpy(copy, cur, len + 1);
+	out[0] = 0;
+	for (tok = strtok_r(copy, ": ", &save); tok;
+	     tok = strtok_r(NULL, ": ", &save)) {
+		const char *base = strrchr(tok, '/');
+
+		if (!strcmp(base ? base + 1 : tok, PRELOAD_NAME))
+			continue;
+		if (out[0])
+			strcat(out, ":");
+		strcat(out, tok);
+	}
+	if (out[0])
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+out:
+	free(copy);
+	free(out);
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	int e = errno;
+	const char *nf;
+
+	guard++;
+#define X(name) REAL(name);
+	REAL_LIST(X)
+#undef X
+	nf = getenv(ENV_NO_FOLLOW);
+	if (nf && *nf)
+		drop_from_ld_preload();
+	/*
+	 * Attach now (process record, command line, modules: the program's
+	 * code symbolizes even after it died) and give the main thread its
+	 * tracker; if that fails, pushes are dropped and retried later.
+	 */
+	actrack_thread_init(NULL);
+	guard--;
+	__atomic_store_n(&ready, 1, __ATOMIC_RELAXED);
+	errno = e;
+}

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: MIT
+/*
+ * actrack run and libactrack-preload.so on an unmodified program
+ * (build/selftests/progs/abba, built without actrack): its output and
+ * exit status are its own; errno is kept through the wrappers; an ABBA
+ * deadlock between two threads, and between two processes on
+ * process-shared mutexes, is named by `actrack hangs` with the program's
+ * function names; exec'd children are tracked unless --no-follow; with no
+ * arena to attach to, the program runs as if untracked; programs the
+ * dynamic linker would not preload into are refused.
+ *
+ * File arenas on the host ($ACTRACK_ARENA, one per test); in the VM with
+ * actrack.ko loaded (ACTRACK_IN_VM=1), the module's arena.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "actrack.h"
+#include "test_harness.h"
+#include "snapshot_helpers.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(ACTRACK_UNDER_TSAN)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+static char abba[PATH_MAX];
+static char arena[256];
+
+/*
+ * The program beside this test (progs/abba), the arena for this test, or
+ * a skip: sanitizer builds cannot preload into an uninstrumented program
+ * (their runtime must come first).
+ */
+#define SETUP(tag)							\
+	do {								\
+		const char *why = setup(tag);				\
+		if (why)						\
+			SKIP(return, "%s", why);			\
+	} while (0)
+
+static const char *setup(const char *tag)
+{
+	char *slash;
+	ssize_t n;
+
+#ifdef UNDER_SANITIZER
+	return "sanitizer build: its runtime cannot be preloaded into an "
+	       "uninstrumented program";
+#endif
+	n = readlink("/proc/self/exe", abba, sizeof(abba) - 16);
+	if (n <= 0)
+		return "no /proc/self/exe";
+	abba[n] = 0;
+	slash = strrchr(abba, '/');
+	strcpy(slash, "/progs/abba");
+	if (access(abba, X_OK))
+		return "progs/abba is not built beside the test";
+	if (getenv("ACTRACK_IN_VM") && !access(ACTRACK_DEVICE_PATH, F_OK)) {
+		unsetenv(ACTRACK_ENV_ARENA);
+		arena[0] = 0;
+		return NULL;
+	}
+	snprintf(arena, sizeof(arena), "%s/actrack-run-%s-%d",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", tag,
+		 (int)getpid());
+	unlink(arena);
+	setenv(ACTRACK_ENV_ARENA, arena, 1);
+	return NULL;
+}
+
+static void teardown(void)
+{
+	if (arena[0])
+		unlink(arena);
+}
+
+/* A started `actrack run`, its stdin and stdout as pipes. */
+struct job {
+	pid_t pid;
+	int in, out;
+};
+
+static int start(struct job *j, char *const argv[])
+{
+	int pin[2], pout[2];
+
+	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC))
+		return -1;
+	j->pid = fork();
+	if (j->pid < 0)
+		return -1;
+	if (!j->pid) {
+		dup2(pin[0], 0);
+		dup2(pout[1], 1);
+		/* Its own process group, so that kill_job() gets children. */
+		setpgid(0, 0);
+		execv(cli_path(), argv);
+		_exit(127);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	j->in = pin[1];
+	j->out = pout[0];
+	return 0;
+}
+
+/* Read @j's stdout up to a line equal to @line (what it read in @buf). */
+static bool read_until(struct job *j, const char *line, char *buf, size_t len)
+{
+	size_t n = 0;
+	char want[128];
+
+	snprintf(want, sizeof(want), "%s\n", line);
+	while (n + 1 < len) {
+		ssize_t r = read(j->out, buf + n, len - n - 1);
+
+		if (r <= 0)
+			return false;
+		n += (size_t)r;
+		buf[n] = 0;
+		if (strstr(buf, want))
+			return true;
+	}
+	return false;
+}
+
+static int finish(struct job *j)
+{
+	int st;
+
+	close(j->in);
+	close(j->out);
+	if (waitpid(j->pid, &st, 0) != j->pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void kill_job(struct job *j)
+{
+	kill(-j->pid, SIGKILL);
+	kill(j->pid, SIGKILL);
+	finish(j);
+}
+
+TEST(output_and_status_are_the_programs)
+{
+	char *run_argv[] = { "actrack", "run", "--", abba, "echo", "one",
+			     "two words", NULL };
+	char *own_argv[] = { abba, "echo", "one", "two words", NULL };
+	struct run r, own;
+
+	SETUP("status");
+	ASSERT_EQ(0, run_program(&own, abba, NULL, own_argv));
+	ASSERT_EQ(0, run_cli(&r, NULL, run_argv));
+	EXPECT_EQ(7, own.status);
+	EXPECT_EQ(7, r.status);
+	EXPECT_STREQ("one\ntwo words\n", r.out);
+	EXPECT_STREQ(own.out, r.out);
+	EXPECT_STREQ("", r.err);
+	run_free(&r);
+	run_free(&own);
+	teardown();
+}
+
+TEST(errno_is_kept)
+{
+	char *argv[] = { "actrack", "run", abba, "errno", NULL };
+	struct run r;
+
+	SETUP("errno");
+	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("errno ok\n", r.out);
+	run_free(&r);
+	teardown();
+}
+
+TEST(not_found_and_usage)
+{
+	char *missing[] = { "actrack", "run", "--", "/nonexistent/prog", NULL };
+	char *nopath[] = { "actrack", "run", "actrack-no-such-program", NULL };
+	char *none[] = { "actrack", "run", NULL };
+	char *badopt[] = { "actrack", "run", "--bogus", abba, NULL };
+	struct run r;
+
+	SETUP("usage");
+	ASSERT_EQ(0, run_cli(&r, NULL, missing));
+	EXPECT_EQ(127, r.status);
+	EXPECT_STREQ("actrack: run: /nonexistent/prog: No such file or "
+		     "directory\n", r.err);
+	run_free(&r);
+	ASSERT_EQ(0, run_cli(&r, NULL, nopath));
+	EXPECT_EQ(127, r.status);
+	EXPECT_STREQ("actrack: run: actrack-no-such-program: No such file or "
+		     "directory\n", r.err);
+	run_free(&r);
+	ASSERT_EQ(0, run_cli(&r, NULL, none));
+	EXPECT_EQ(2, r.status);
+	run_free(&r);
+	ASSERT_EQ(0, run_cli(&r, NULL, badopt));
+	EXPECT_EQ(2, r.status);
+	EXPECT_STREQ("", r.out);
+	run_free(&r);
+	teardown();
+}
+
+/* A program the preload cannot enter is refused, not run untracked. */
+TEST(setuid_is_refused)
+{
+	static const char *const setuid_progs[] = {
+		"/usr/bin/mount", "/bin/mount", "/usr/bin/su", "/bin/su",
+	};
+	char *argv[] = { "actrack", "run", NULL, "--help", NULL };
+	struct stat st;
+	struct run r;
+
+	SETUP("setuid");
+	for (size_t i = 0; i < sizeof(setuid_progs) / sizeof(*setuid_progs);
+	     i++)
+		if (!stat(setuid_progs[i], &st) && (st.st_mode & S_ISUID)) {
+			argv[2] = (char *)setuid_progs[i];
+			break;
+		}
+	if (!argv[2])
+		SKIP(return, "no set-user-ID mount or su here");
+	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	EXPECT_EQ(126, r.status);
+	EXPECT_STREQ("", r.out);
+	EXPECT_NE(NULL, strstr(r.err, ": not tracked: set-user-ID"));
+	run_free(&r);
+	teardown();
+}
+
+TEST(static_is_refused)
+{
+	char *argv[] = { "actrack", "run", "/bin/busybox", "true", NULL };
+	struct run r;
+
+	SETUP("static");
+	/* busybox-static (scripts/setup; the VM's /bin/busybox). */
+	if (access("/bin/busybox", X_OK))
+		SKIP(return, "no static /bin/busybox");
+	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	EXPECT_EQ(126, r.status);
+	EXPECT_STREQ("", r.out);
+	EXPECT_STREQ("actrack: run: /bin/busybox: not tracked: statically "
+		     "linked: there is no dynamic linker to preload the "
+		     "tracking library\n", r.err);
+	run_free(&r);
+	teardown();
+}
+
+/*
+ * `actrack hangs` until it reports a deadlock (the threads may still be
+ * on their way into the second lock when the program says it is
+ * deadlocked): at most 50 tries, each one snapshot pair.
+ */
+static int hangs_until_deadlock(struct run *r)
+{
+	char *argv[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
+			 NULL };
+
+	for (int i = 0; i < 50; i++) {
+		if (run_cli(r, NULL, argv))
+			return -1;
+		if (r->status == 3 && strstr(r->out, "DEADLOCK:"))
+			return 0;
+		run_free(r);
+		usleep(200 * 1000);
+	}
+	return -1;
+}
+
+TEST(deadlock_between_threads_is_named)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "threads", NULL };
+	char buf[256], *dl;
+	struct job j;
+	struct run r;
+
+	SETUP("threads");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
+	ASSERT_EQ(0, hangs_until_deadlock(&r));
+	kill_job(&j);
+	dl = strstr(r.out, "DEADLOCK:");
+	ASSERT_NE(NULL, dl);
+	/* Two threads wait for the lock the other holds (its held set),
+	 * each at its own code; the main thread joins the first. */
+	EXPECT_NE(NULL, strstr(dl, "waits for lock"));
+	EXPECT_NE(NULL, strstr(r.out, "abba_first+"));
+	EXPECT_NE(NULL, strstr(r.out, "abba_second+"));
+	EXPECT_NE(NULL, strstr(r.out, "1 deadlock"));
+	EXPECT_NE(NULL, strstr(r.out, "for tid "));
+	run_free(&r);
+	teardown();
+}
+
+TEST(deadlock_between_processes_is_named)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "procs", NULL };
+	char buf[256], *dl, want[64];
+	struct job j;
+	struct run r;
+	int child = 0;
+
+	SETUP("procs");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
+	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
+	ASSERT_EQ(0, hangs_until_deadlock(&r));
+	kill_job(&j);
+	dl = strstr(r.out, "DEADLOCK:");
+	ASSERT_NE(NULL, dl);
+	snprintf(want, sizeof(want), "in process %d ", child);
+	EXPECT_NE(NULL, strstr(r.out, want));
+	snprintf(want, sizeof(want), "in process %d ", j.pid);
+	EXPECT_NE(NULL, strstr(r.out, want));
+	EXPECT_NE(NULL, strstr(r.out, "at parent_side+"));
+	EXPECT_NE(NULL, strstr(r.out, "at child_side+"));
+	EXPECT_NE(NULL, strstr(r.out, "1 deadlock"));
+	run_free(&r);
+	teardown();
+}
+
+/*
+ * CPython's threading.Lock is a semaphore (sem_clockwait): two threads
+ * deadlocked on two of them, and the main thread joining one, all show as
+ * hung in an event wait at the interpreter's lock code.  (A semaphore has
+ * no owner, so no cycle is named.)
+ */
+TEST(python_threads_show_waiting)
+{
+	static const char prog[] =
+		"import threading\n"
+		"a = threading.Lock()\n"
+		"b = threading.Lock()\n"
+		"bar = threading.Barrier(3)\n"
+		"def run(x, y):\n"
+		"    with x:\n"
+		"        bar.wait()\n"
+		"        y.acquire()\n"
+		"t = threading.Thread(target=run, args=(a, b), daemon=True)\n"
+		"u = threading.Thread(target=run, args=(b, a), daemon=True)\n"
+		"t.start(); u.start(); bar.wait()\n"
+		"print('deadlocked', flush=True)\n"
+		"t.join()\n";
+	char *argv[] = { "actrack", "run", "--", "/usr/bin/python3", "-c",
+			 (char *)prog, NULL };
+	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
+			  NULL };
+	char buf[256];
+	struct job j;
+	struct run r;
+	int i, n = 0;
+
+	SETUP("python");
+	if (access("/usr/bin/python3", X_OK))
+		SKIP(return, "no /usr/bin/python3 (Debian's python3)");
+	if (sizeof(void *) != 8)
+		SKIP(return, "this build's preload is 32-bit, python3 is not");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
+		if (strstr(r.out, "3 hung threads"))
+			break;
+		run_free(&r);
+		usleep(200 * 1000);
+	}
+	kill_job(&j);
+	ASSERT_LT(i, 50);
+	EXPECT_EQ(3, r.status);
+	for (const char *p = r.out; (p = strstr(p, "waiting ")); p++)
+		n += !strncmp(strstr(p, " for ") ?: "", " for event 0x", 13);
+	EXPECT_EQ(3, n);
+	EXPECT_NE(NULL, strstr(r.out, "at PyThread_acquire_lock_timed+"));
+	run_free(&r);
+	teardown();
+}
+
+/* Is there a process whose command line starts with @cmd in the arena? */
+static bool tracked(const char *cmd)
+{
+	struct actrack_snapshot *s;
+	bool found = false;
+
+	if (actrack_snapshot_take(arena[0] ? arena : NULL,
+				  arena[0] ? ACTRACK_SNAP_ARENA_FILE : 0, &s))
+		return false;
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		if (s->processes[i].has_record &&
+		    !strncmp(s->processes[i].cmdline, cmd, strlen(cmd)))
+			found = true;
+	actrack_snapshot_free(s);
+	return found;
+}
+
+static void children(struct __test_metadata *_metadata, bool follow)
+{
+	char *followed[] = { "actrack", "run", "--", abba, "child", abba,
+			     "wait", NULL };
+	char *alone[] = { "actrack", "run", "--no-follow", "--", abba,
+			  "child", abba, "wait", NULL };
+	char buf[256], parent[PATH_MAX + 16], child[PATH_MAX + 16];
+	struct job j;
+
+	snprintf(parent, sizeof(parent), "%s child", abba);
+	snprintf(child, sizeof(child), "%s wait", abba);
+	ASSERT_EQ(0, start(&j, follow ? followed : alone));
+	ASSERT_TRUE(read_until(&j, "waiting", buf, sizeof(buf)));
+	/* Both have attached by now: the child in its constructor, before
+	 * it printed. */
+	EXPECT_TRUE(tracked(parent));
+	EXPECT_EQ(follow, tracked(child));
+	EXPECT_EQ(0, finish(&j));
+}
+
+TEST(exec_children_are_followed)
+{
+	SETUP("follow");
+	children(_metadata, true);
+	teardown();
+}
+
+TEST(no_follow_leaves_children_alone)
+{
+	SETUP("nofollow");
+	children(_metadata, false);
+	teardown();
+}
+
+/* Is process @pid's first thread in an io-wait on @fd (module arena)? */
+static bool in_io_wait(pid_t pid, int fd)
+{
+	struct actrack_snapshot *s;
+	bool found = false;
+
+	if (actrack_snapshot_take(NULL, 0, &s))
+		return false;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->pid != (uint32_t)pid || !p->nr_threads)
+			continue;
+		for (uint32_t k = 0; k < p->threads[0].nr_activities; k++)
+			if (p->threads[0].activities[k].a.type ==
+			    ACTRACK_ACT_IO_WAIT &&
+			    p->threads[0].activities[k].a.object ==
+			    (uint64_t)fd)
+				found = true;
+	}
+	actrack_snapshot_free(s);
+	return found;
+}
+
+/*
+ * With the module, an unmodified program killed while it waits leaves a
+ * death report that says what it was doing, at its own code.
+ */
+TEST(death_report_names_the_wait)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "wait", NULL };
+	char *mon[] = { "actrack", "monitor", "--recent", "--count", "0",
+			NULL };
+	char buf[256], want[64], *rep, *end;
+	struct job j;
+	struct run r;
+	int i;
+
+	SETUP("death");
+	if (arena[0])
+		SKIP(return, "death reports come from actrack.ko (the VM)");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "waiting", buf, sizeof(buf)));
+	/* It prints, then reads: wait for the read to be on its stack. */
+	for (i = 0; i < 500 && !in_io_wait(j.pid, 0); i++)
+		usleep(10 * 1000);
+	ASSERT_LT(i, 500);
+	kill(j.pid, SIGKILL);
+	ASSERT_EQ(128 + SIGKILL, finish(&j));
+	snprintf(want, sizeof(want), "pid %d (", j.pid);
+	/* The kernel reports from a workqueue: give it a moment. */
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, run_cli(&r, NULL, mon));
+		if (strstr(r.out, want))
+			break;
+		run_free(&r);
+		usleep(50 * 1000);
+	}
+	ASSERT_LT(i, 100);
+	rep = strstr(r.out, want);
+	end = strstr(rep + 1, "\npid ");
+	if (end)
+		*end = 0;
+	EXPECT_NE(NULL, strstr(rep, "killed by SIGKILL"));
+	EXPECT_NE(NULL, strstr(rep, "io-wait fd 0, 64 bytes"));
+	EXPECT_NE(NULL, strstr(rep, " in main+"));
+	run_free(&r);
+	teardown();
+}
+
+/*
+ * A thread that never blocks in a tracked call is still known (it gets
+ * its tracker as it starts), so a join of it names it.
+ */
+TEST(join_names_an_untracked_thread)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "join", NULL };
+	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
+			  NULL };
+	char buf[256], *w;
+	struct job j;
+	struct run r;
+	int i;
+
+	SETUP("join");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "joining", buf, sizeof(buf)));
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
+		if (r.status == 3)
+			break;
+		run_free(&r);
+		usleep(200 * 1000);
+	}
+	kill_job(&j);
+	ASSERT_LT(i, 50);
+	EXPECT_NE(NULL, strstr(r.out, "1 hung thread"));
+	w = strstr(r.out, " for tid ");
+	ASSERT_NE(NULL, w);
+	EXPECT_NE(NULL, strstr(w, ": thread "));
+	EXPECT_EQ(NULL, strstr(w, " for tid 0"));
+	EXPECT_NE(NULL, strstr(r.out, "at run_join"));
+	run_free(&r);
+	teardown();
+}
+
+/* Does process @pid have a thread named @name in the arena? */
+static bool has_thread_named(pid_t pid, const char *name)
+{
+	struct actrack_snapshot *s;
+	bool found = false;
+
+	if (actrack_snapshot_take(arena[0] ? arena : NULL,
+				  arena[0] ? ACTRACK_SNAP_ARENA_FILE : 0, &s))
+		return false;
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		for (uint32_t k = 0; s->processes[i].pid == (uint32_t)pid &&
+		     k < s->processes[i].nr_threads; k++)
+			if (!strcmp(s->processes[i].threads[k].name, name))
+				found = true;
+	actrack_snapshot_free(s);
+	return found;
+}
+
+/* Names the program gives its threads after they were tracked. */
+TEST(thread_names_follow_the_program)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "names", NULL };
+	char buf[256];
+	struct job j;
+
+	SETUP("names");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "named", buf, sizeof(buf)));
+	EXPECT_TRUE(has_thread_named(j.pid, "by-setname"));
+	EXPECT_TRUE(has_thread_named(j.pid, "by-prctl"));
+	EXPECT_FALSE(has_thread_named(j.pid, "abba"));
+	EXPECT_EQ(0, finish(&j));
+	teardown();
+}
+
+/* Nothing to attach to: the wrappers pass everything through. */
+TEST(without_an_arena_the_program_runs)
+{
+	char *echo[] = { "actrack", "run", abba, "echo", "x", NULL };
+	char *err[] = { "actrack", "run", abba, "errno", NULL };
+	char *threads[] = { "actrack", "run", abba, "child", abba, "echo",
+			    "y", NULL };
+	struct run r;
+
+	SETUP("noarena");
+	setenv(ACTRACK_ENV_ARENA, "/nonexistent/actrack/arena", 1);
+	ASSERT_EQ(0, run_cli(&r, NULL, echo));
+	EXPECT_EQ(7, r.status);
+	EXPECT_STREQ("x\n", r.out);
+	EXPECT_STREQ("", r.err);
+	run_free(&r);
+	ASSERT_EQ(0, run_cli(&r, NULL, err));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("errno ok\n", r.out);
+	run_free(&r);
+	ASSERT_EQ(0, run_cli(&r, NULL, threads));
+	EXPECT_EQ(7, r.status);
+	EXPECT_STREQ("y\n", r.out);
+	run_free(&r);
+	EXPECT_EQ(-1, access("/nonexistent/actrack/arena", F_OK));
+	teardown();
+}
+
+TEST_HARNESS_MAIN
