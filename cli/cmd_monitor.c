@@ -26,6 +26,7 @@
 
 #include "actrack.h"
 #include "cli.h"
+#include "journal.h"
 #include "json.h"
 #include "symbolize.h"
 
@@ -52,6 +53,11 @@ static const char monitor_usage[] =
 "    --all-uids is given.  Needs the module: on a file arena, deaths are\n"
 "    reported to the launching parent instead (actrack_set_exit_callback()),\n"
 "    so the global --arena option is refused.\n"
+"\n"
+"    A monitor outlives a reload of actrack.ko (rmmod and insmod, a DKMS\n"
+"    upgrade): it subscribes to the new instance by itself and says on\n"
+"    stderr \"actrack: module reloaded; reports between T1 and T2 may be\n"
+"    lost\" (local times).\n"
 "\n"
 "OPTIONS\n"
 "    -j, --json\n"
@@ -636,6 +642,8 @@ int cmd_monitor(int argc, char **argv)
 		report_open_error(ret, o.all_uids);
 		return 1;
 	}
+	/* Survives rmmod/insmod (a DKMS upgrade), saying what was missed. */
+	actrack_monitor_set_gap_fn(m, journal_monitor_gap, NULL);
 
 	/* No SA_RESTART: the signal must interrupt the wait in poll(). */
 	memset(&sa, 0, sizeof(sa));
