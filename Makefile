@@ -61,6 +61,8 @@ LDFLAGS  += -fsanitize=thread
 endif
 LIBS     := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
 CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
+# The journal (actrack monitor --journal, actrack deaths): libsystemd.
+CLI_LIBS += $(shell pkg-config --libs libsystemd 2>/dev/null || echo -lsystemd)
 
 LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))

@@ -35,7 +35,7 @@ static const char monitor_usage[] =
 "    actrack monitor - print a report for every tracked process that exits\n"
 "\n"
 "SYNOPSIS\n"
-"    actrack monitor [--json] [--all-uids] [--recent] [--count N]\n"
+"    actrack monitor [--json|--journal] [--all-uids] [--recent] [--count N]\n"
 "                    [--timeout DURATION]\n"
 "\n"
 "DESCRIPTION\n"
@@ -68,6 +68,10 @@ static const char monitor_usage[] =
 "    -r, --recent\n"
 "        First print the kernel's ring of recent deaths, oldest first,\n"
 "        then keep monitoring.  A death in both is printed once.\n"
+"    --journal\n"
+"        Write each report to the systemd journal as one entry instead of\n"
+"        printing it (see actrack-deaths(1) for its fields); what\n"
+"        actrack-monitor.service runs.\n"
 "    -n, --count N\n"
 "        Exit after N live reports.  With --recent, --count 0 prints the\n"
 "        ring and exits.\n"
@@ -157,6 +161,7 @@ struct mon_opts {
 	bool json;
 	bool all_uids;
 	bool recent;
+	bool journal;		/* --journal: cli/journal.c */
 	long count;		/* -1: unlimited */
 	double timeout;		/* seconds, < 0: none */
 };
@@ -526,7 +531,15 @@ static void on_death(const struct actrack_death *d, void *arg)
 	 * dispatch than are still wanted. */
 	if (s->dedupe && s->o->count >= 0 && s->printed >= s->o->count)
 		return;
-	if (s->o->json)
+	if (s->o->journal) {
+		int ret = journal_send_death(d, s->source, print_text,
+					     print_json);
+
+		if (ret)
+			fprintf(stderr, "actrack: monitor: cannot write pid "
+				"%u's report to the journal: %s\n", d->pid,
+				strerror(-ret));
+	} else if (s->o->json)
 		print_json(d, s->source);
 	else
 		print_text(d, s->source);
@@ -542,6 +555,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		{ "json",	no_argument,		NULL, 'j' },
 		{ "all-uids",	no_argument,		NULL, 'a' },
 		{ "recent",	no_argument,		NULL, 'r' },
+		{ "journal",	no_argument,		NULL, 'J' },
 		{ "count",	required_argument,	NULL, 'n' },
 		{ "timeout",	required_argument,	NULL, 't' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -563,6 +577,9 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 			break;
 		case 'r':
 			o->recent = true;
+			break;
+		case 'J':
+			o->journal = true;
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, &count) || count > LONG_MAX)
@@ -643,7 +660,7 @@ int cmd_monitor(int argc, char **argv)
 		return 1;
 	}
 	/* Survives rmmod/insmod (a DKMS upgrade), saying what was missed. */
-	actrack_monitor_set_gap_fn(m, journal_monitor_gap, NULL);
+	actrack_monitor_set_gap_fn(m, journal_monitor_gap, &o.journal);
 
 	/* No SA_RESTART: the signal must interrupt the wait in poll(). */
 	memset(&sa, 0, sizeof(sa));
