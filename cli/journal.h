@@ -34,4 +34,7 @@ void journal_monitor_gap(const struct actrack_monitor_gap *gap, void *arg);
 int journal_send_death(const struct actrack_death *d, const char *source,
 		       journal_render_fn text, journal_render_fn json);
 
+/* actrack deaths (cli/cmd_deaths.c): the entries read back. */
+int cmd_deaths(int argc, char **argv);
+
 #endif /* ACTRACK_CLI_JOURNAL_H */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "journal.h"
 
 struct cli_globals cli;
 
@@ -34,6 +35,8 @@ static const struct command commands[] = {
 	{ "stats", cmd_stats, "arena usage and the module's counters" },
 	{ "collect", cmd_collect,
 	  "free the records of exited processes (file arenas)" },
+	{ "deaths", cmd_deaths,
+	  "list the death reports kept in the systemd journal" },
 	{ "help", NULL, "help for a command: actrack help COMMAND" },
 };
 
