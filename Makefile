@@ -29,6 +29,7 @@
 #                        into build/tsan
 #   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
 #   make uninstall       the same files removed (same PREFIX, LIBDIR, DESTDIR)
+#   make deb             Debian packages (debian/) into build/deb, lintian
 #   CC=clang, SANITIZE=1 (ASan+UBSan), TSAN=1 (ThreadSanitizer) select
 #   the build.
 
@@ -329,6 +330,24 @@ install: lib cli
 	install -m 755 $(O)/actrack $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+
+# make deb: the Debian packages of debian/ (actrack-dkms, libactrack1,
+# libactrack-dev, actrack), built by dpkg-buildpackage -us -uc -b from a
+# copy of the tree in $(O)/deb/actrack-VERSION, so that the .debs, .changes
+# and .buildinfo land in $(O)/deb and nothing is written outside the
+# build directory; then lintian on the result (errors and warnings fail
+# the target; debian/actrack.lintian-overrides says why its one override).
+DEB_DIR := $(O)/deb
+DEB_SRC := $(DEB_DIR)/actrack-$(VERSION)
+.PHONY: deb
+deb:
+	rm -rf $(DEB_SRC) $(DEB_DIR)/*.deb $(DEB_DIR)/*.changes \
+		$(DEB_DIR)/*.buildinfo
+	mkdir -p $(DEB_SRC)
+	tar -c --exclude=./$(O) --exclude=./build --exclude=./.cache \
+		--exclude=./.git . | tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning --info $(DEB_DIR)/actrack_$(VERSION)_*.changes
 
 # Files only, never directories: /usr/local/lib is not ours to remove.
 uninstall:
