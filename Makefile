@@ -30,6 +30,8 @@
 #   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
 #   make uninstall       the same files removed (same PREFIX, LIBDIR, DESTDIR)
 #   make deb             Debian packages (debian/) into build/deb, lintian
+#   make check-system    those packages on a booted Debian 12 image (qemu,
+#                        systemd): scripts/systemtest
 #   CC=clang, SANITIZE=1 (ASan+UBSan), TSAN=1 (ThreadSanitizer) select
 #   the build.
 
@@ -348,6 +350,15 @@ deb:
 		--exclude=./.git . | tar -x -C $(DEB_SRC)
 	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
 	lintian --fail-on error,warning --info $(DEB_DIR)/actrack_$(VERSION)_*.changes
+
+# make check-system: the packages installed on a booted Debian 12 image
+# (mmdebstrap, cached in ~/.cache/actrack; qemu TCG, systemd): see
+# scripts/systemtest.  Not part of make check: the image's first build
+# takes 10-20 minutes and a run about 10 under TCG.  Needs debhelper,
+# dh-dkms, dkms, lintian and mmdebstrap (docs/install.md).
+.PHONY: check-system
+check-system: deb
+	scripts/systemtest --debs $(DEB_DIR)
 
 # Files only, never directories: /usr/local/lib is not ours to remove.
 uninstall:
