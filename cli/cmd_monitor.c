@@ -26,6 +26,7 @@
 
 #include "actrack.h"
 #include "cli.h"
+#include "journal.h"
 #include "json.h"
 #include "render.h"
 #include "symbolize.h"
@@ -34,6 +35,7 @@ struct mon_opts {
 	bool json;
 	bool all_uids;
 	bool recent;
+	bool journal;		/* --journal: cli/journal.c */
 	long count;		/* -1: unlimited */
 	double timeout;		/* seconds, < 0: none */
 };
@@ -72,27 +74,40 @@ static uint64_t now_ns(clockid_t clk)
 /* One symbolizer for the whole run: libdwfl sessions are cached. */
 static struct symbolizer *monitor_sym;
 
-/* One report, text or one JSON line, by the renderer dump shares. */
-static void print_report(const struct mon_state *s,
-			 const struct actrack_death *d)
+/* One report on @f, text or one JSON line, by the renderer dump shares. */
+static void print_report(FILE *f, bool json, const struct actrack_death *d,
+			 const char *source)
 {
 	struct json j;
 	int ret;
 
 	if (!monitor_sym)
 		monitor_sym = sym_new();	/* NULL: raw addresses */
-	if (s->o->json) {
-		json_init(&j, stdout, 0);
-		ret = render_death_json(&j, monitor_sym, d, s->source);
+	if (json) {
+		json_init(&j, f, 0);
+		ret = render_death_json(&j, monitor_sym, d, source);
 		/* Ends the line and flushes.  A write error is not fatal
 		 * here, as for text output. */
 		if (!ret)
 			json_finish(&j);
 	} else {
-		ret = render_death_text(stdout, monitor_sym, d, s->source);
+		ret = render_death_text(f, monitor_sym, d, source);
 	}
 	if (ret)
 		cli_error("monitor: report", ret);
+}
+
+/* The two renderings a journal entry holds (cli/journal.c). */
+static void report_text(FILE *f, const struct actrack_death *d,
+			const char *source)
+{
+	print_report(f, false, d, source);
+}
+
+static void report_json(FILE *f, const struct actrack_death *d,
+			const char *source)
+{
+	print_report(f, true, d, source);
 }
 
 static bool seen_before(struct mon_state *s, const struct actrack_death *d)
@@ -140,7 +155,17 @@ static void on_death(const struct actrack_death *d, void *arg)
 	 * dispatch than are still wanted. */
 	if (s->dedupe && s->o->count >= 0 && s->printed >= s->o->count)
 		return;
-	print_report(s, d);
+	if (s->o->journal) {
+		int ret = journal_send_death(d, s->source, report_text,
+					     report_json);
+
+		if (ret)
+			fprintf(stderr, "actrack: monitor: cannot write pid "
+				"%u's report to the journal: %s\n", d->pid,
+				strerror(-ret));
+	} else {
+		print_report(stdout, s->o->json, d, s->source);
+	}
 	fflush(stdout);
 	if (s->dedupe)
 		s->printed++;
@@ -153,6 +178,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		{ "json",	no_argument,		NULL, 'j' },
 		{ "all-uids",	no_argument,		NULL, 'a' },
 		{ "recent",	no_argument,		NULL, 'r' },
+		{ "journal",	no_argument,		NULL, 'J' },
 		{ "count",	required_argument,	NULL, 'n' },
 		{ "timeout",	required_argument,	NULL, 't' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -174,6 +200,9 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 			break;
 		case 'r':
 			o->recent = true;
+			break;
+		case 'J':
+			o->journal = true;
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, &count) || count > LONG_MAX)
@@ -253,6 +282,8 @@ int cmd_monitor(int argc, char **argv)
 		report_open_error(ret, o.all_uids);
 		return 1;
 	}
+	/* Survives rmmod/insmod (a DKMS upgrade), saying what was missed. */
+	actrack_monitor_set_gap_fn(m, journal_monitor_gap, &o.journal);
 
 	/* No SA_RESTART: the signal must interrupt the wait in poll(). */
 	memset(&sa, 0, sizeof(sa));

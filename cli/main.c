@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "journal.h"
 
 struct cli_globals cli;
 
@@ -31,6 +32,7 @@ static const struct command commands[] = {
 	{ "save", cmd_save },
 	{ "stats", cmd_stats },
 	{ "collect", cmd_collect },
+	{ "deaths", cmd_deaths },
 	{ "run", cmd_run },
 	{ "help", NULL },
 };

@@ -766,6 +766,31 @@ ACTRACK_API int actrack_monitor_stats(struct actrack_monitor *m,
 				      struct actrack_kstats *st);
 ACTRACK_API void actrack_monitor_close(struct actrack_monitor *m);
 
+/*
+ * Module reloads (LIBACTRACK_1.2).  A subscription lives in actrack.ko:
+ * rmmod (or a DKMS upgrade) ends it.  The monitor watches the generic
+ * netlink controller's notifications and subscribes again by itself when
+ * the "actrack" family comes back; reports of deaths in between may be
+ * lost, and this says when.  Times are CLOCK_REALTIME ns, taken when the
+ * controller's notifications were received: for a caller waiting in
+ * actrack_monitor_dispatch(), when they were sent; later for one that
+ * dispatches late.
+ */
+struct actrack_monitor_gap {
+	uint64_t unloaded_ns;		/* 0: the unload was not seen */
+	uint64_t loaded_ns;		/* 0: still unloaded */
+	uint64_t resubscribed_ns;	/* 0: still unloaded */
+};
+typedef void (*actrack_gap_fn)(const struct actrack_monitor_gap *gap,
+			       void *arg);
+/**
+ * actrack_monitor_set_gap_fn() - call @fn from actrack_monitor_dispatch()
+ * when the module goes away (loaded_ns 0) and again once subscribed to
+ * its new instance.  NULL @fn: no calls.  Return: 0, -EINVAL.
+ */
+ACTRACK_API int actrack_monitor_set_gap_fn(struct actrack_monitor *m,
+					   actrack_gap_fn fn, void *arg);
+
 /* Names for printing. */
 ACTRACK_API const char *actrack_activity_name(uint8_t type);
 ACTRACK_API const char *actrack_phase_name(uint32_t phase);

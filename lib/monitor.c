@@ -14,6 +14,15 @@
  * netlink port -- and every attribute is validated (type, exact length)
  * before use.  A message that does not parse is skipped whole and counted;
  * a partial report is never delivered.
+ *
+ * Module reloads: a subscription lives in the module, and rmmod ends it
+ * without a word to the subscriber.  The subscribed socket therefore also
+ * joins the generic netlink controller's "notify" group: DELFAMILY of
+ * "actrack" opens a gap, NEWFAMILY makes the monitor subscribe to the new
+ * instance (whose family id may differ) and closes it, and the caller
+ * hears of both through its gap callback, with the times the notices
+ * were received (netlink datagrams carry no send time: SO_TIMESTAMP on a
+ * netlink socket stamps them when they are read).
  */
 #include <errno.h>
 #include <poll.h>
@@ -44,6 +53,7 @@
 
 struct mon_stash {
 	struct mon_stash *next;
+	uint64_t rx_ns;		/* when received, CLOCK_REALTIME */
 	struct nlmsghdr nlh[];	/* nlh->nlmsg_len bytes */
 };
 
@@ -57,6 +67,13 @@ struct actrack_monitor {
 	struct mon_stash *stash, **stash_tail;
 	uint32_t nr_stash;
 	uint64_t malformed;		/* messages skipped */
+	uint64_t rx_ns;			/* when the last datagram came */
+	/* Module reloads (see the top of the file). */
+	actrack_gap_fn gap_fn;
+	void *gap_arg;
+	struct actrack_monitor_gap gap;	/* the open one */
+	bool down;			/* DELFAMILY seen, not resubscribed */
+	bool resubscribe;		/* NEWFAMILY seen, not yet acted on */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -78,7 +95,7 @@ static int mon_walk(const void *start, size_t len, mon_attr_fn fn, void *data)
 	int ret;
 
 	while (mnl_attr_ok(attr, (int)rem)) {
-		ret = fn(attr, data);
+		ret = fn ? fn(attr, data) : 0;
 		if (ret)
 			return ret;
 		rem -= MNL_ALIGN(attr->nla_len);
@@ -690,6 +707,14 @@ static struct mnl_socket *mon_socket(size_t rcvbuf)
 	return nl;
 }
 
+static uint64_t mon_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int mon_grow(struct actrack_monitor *m, size_t want)
 {
 	char *p;
@@ -750,6 +775,7 @@ static ssize_t mon_recv(struct actrack_monitor *m, struct mnl_socket *nl,
 				continue;
 			return -errno;
 		}
+		m->rx_ns = mon_realtime_ns();
 		if (ret || (msg.msg_flags & MSG_TRUNC) ||
 		    msg.msg_namelen != sizeof(sa) || sa.nl_family != AF_NETLINK ||
 		    sa.nl_pid != 0) {
@@ -790,6 +816,7 @@ static void mon_stash(struct actrack_monitor *m, const struct nlmsghdr *nlh)
 	if (!s)
 		return;
 	s->next = NULL;
+	s->rx_ns = m->rx_ns;
 	memcpy(s->nlh, nlh, nlh->nlmsg_len);
 	*m->stash_tail = s;
 	m->stash_tail = &s->next;
@@ -830,7 +857,10 @@ static int mon_transact(struct actrack_monitor *m, struct mnl_socket *nl,
 		     mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
 			if (nlh->nlmsg_seq != seq ||
 			    (nlh->nlmsg_pid && nlh->nlmsg_pid != portid)) {
-				if (stash && nlh->nlmsg_type == m->family)
+				/* Reports, and the controller's notices
+				 * (a reload in the middle of a request). */
+				if (stash && (nlh->nlmsg_type == m->family ||
+					      nlh->nlmsg_type == GENL_ID_CTRL))
 					mon_stash(m, nlh);
 				continue;
 			}
@@ -920,6 +950,175 @@ static int mon_resolve(struct actrack_monitor *m, struct mnl_socket *nl)
 	return 0;
 }
 
+/* The controller's "notify" multicast group, from its GETFAMILY answer. */
+static int mon_notify_grp(const struct nlattr *grp, uint32_t *id)
+{
+	const struct nlattr *a;
+	uint32_t gid = 0;
+	bool notify = false;
+
+	if (mnl_attr_validate(grp, MNL_TYPE_NESTED) < 0)
+		return -EBADMSG;
+	mnl_attr_for_each_nested(a, grp) {
+		switch (mnl_attr_get_type(a)) {
+		case CTRL_ATTR_MCAST_GRP_ID:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+				return -EBADMSG;
+			gid = mnl_attr_get_u32(a);
+			break;
+		case CTRL_ATTR_MCAST_GRP_NAME:
+			if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
+				return -EBADMSG;
+			notify = !strcmp(mnl_attr_get_str(a), "notify");
+			break;
+		}
+	}
+	if (notify && gid)
+		*id = gid;
+	return 0;
+}
+
+static int mon_ctrl_reply(struct actrack_monitor *m,
+			  const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *attr, *grp;
+	int ret;
+
+	if (nlh->nlmsg_type != GENL_ID_CTRL ||
+	    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		return -EBADMSG;
+	mnl_attr_for_each(attr, nlh, GENL_HDRLEN) {
+		if (mnl_attr_get_type(attr) != CTRL_ATTR_MCAST_GROUPS)
+			continue;
+		if (mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0)
+			return -EBADMSG;
+		mnl_attr_for_each_nested(grp, attr) {
+			ret = mon_notify_grp(grp, arg);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Join nlctrl's "notify" group on @nl: family registrations and removals,
+ * sent to every network namespace, open to unprivileged sockets.
+ */
+static int mon_watch_ctrl(struct actrack_monitor *m, struct mnl_socket *nl)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	struct genlmsghdr *g;
+	uint32_t grp = 0;
+	int ret;
+
+	nlh->nlmsg_type = GENL_ID_CTRL;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = ++m->seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = CTRL_CMD_GETFAMILY;
+	g->version = 1;
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, "nlctrl");
+	ret = mon_transact(m, nl, nlh, false, mon_ctrl_reply, &grp, false);
+	if (ret)
+		return ret;
+	if (!grp)
+		return -EBADMSG;
+	if (mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &grp,
+				  sizeof(grp)) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A notification of the controller, received at @rx_ns: only "actrack"
+ * coming and going matters.  NEWFAMILY only marks the subscription to be
+ * renewed: the caller is walking m->buf, which a request would reuse.
+ */
+static void mon_ctrl_notice(struct actrack_monitor *m,
+			    const struct nlmsghdr *nlh, uint64_t rx_ns)
+{
+	const struct genlmsghdr *g;
+	const struct nlattr *attr;
+	const char *name = NULL;
+	uint16_t id = 0;
+
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		goto bad;
+	g = mnl_nlmsg_get_payload(nlh);
+	if (g->cmd != CTRL_CMD_NEWFAMILY && g->cmd != CTRL_CMD_DELFAMILY)
+		return;		/* groups, ops: not ours to care */
+	if (mon_walk(mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN),
+		     nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN,
+		     NULL, NULL))
+		goto bad;
+	mnl_attr_for_each(attr, nlh, GENL_HDRLEN) {
+		switch (mnl_attr_get_type(attr)) {
+		case CTRL_ATTR_FAMILY_ID:
+			if (mnl_attr_validate(attr, MNL_TYPE_U16) < 0)
+				goto bad;
+			id = mnl_attr_get_u16(attr);
+			break;
+		case CTRL_ATTR_FAMILY_NAME:
+			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+				goto bad;
+			name = mnl_attr_get_str(attr);
+			break;
+		}
+	}
+	if (!name || strcmp(name, ACTRACK_GENL_NAME))
+		return;
+	if (g->cmd == CTRL_CMD_DELFAMILY) {
+		m->resubscribe = false;
+		if (m->down)
+			return;
+		m->down = true;
+		memset(&m->gap, 0, sizeof(m->gap));
+		m->gap.unloaded_ns = rx_ns;
+		if (m->gap_fn)
+			m->gap_fn(&m->gap, m->gap_arg);
+		return;
+	}
+	if (id < NLMSG_MIN_TYPE)
+		goto bad;
+	/* An unload not seen (the socket overflowed) is still a gap. */
+	if (!m->down)
+		memset(&m->gap, 0, sizeof(m->gap));
+	m->down = true;
+	m->family = id;
+	m->gap.loaded_ns = rx_ns;
+	m->resubscribe = true;
+	return;
+bad:
+	m->malformed++;
+}
+
+/* After NEWFAMILY: subscribe to the new instance, then close the gap. */
+static int mon_resubscribe(struct actrack_monitor *m)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	int ret;
+
+	m->resubscribe = false;
+	mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
+		    m->flags & ACTRACK_MONITOR_ALL_UIDS);
+	ret = mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
+			   NULL, true);
+	/* Gone again already: its DELFAMILY is queued behind (or stashed),
+	 * and the next NEWFAMILY brings us back here. */
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	m->down = false;
+	m->gap.resubscribed_ns = mon_realtime_ns();
+	if (m->gap_fn)
+		m->gap_fn(&m->gap, m->gap_arg);
+	memset(&m->gap, 0, sizeof(m->gap));
+	return 0;
+}
+
 /* A socket for one request/answer, so that answers never mix with reports. */
 static int mon_query(struct actrack_monitor *m, uint8_t cmd, bool dump,
 		     mon_reply_fn fn, void *arg)
@@ -985,6 +1184,10 @@ int actrack_monitor_open(uint32_t flags, struct actrack_monitor **out)
 		ret = -errno;
 		goto err_free;
 	}
+	/* Watching first: a reload from here on is seen. */
+	ret = mon_watch_ctrl(m, m->nl);
+	if (ret)
+		goto err_close;
 	ret = mon_resolve(m, m->nl);
 	if (ret)
 		goto err_close;
@@ -1033,30 +1236,50 @@ static int mon_deliver(struct actrack_monitor *m, const struct nlmsghdr *nlh,
 	return 1;
 }
 
+/* One message of the subscribed socket: a report or a controller notice. */
+static void mon_handle(struct actrack_monitor *m, const struct nlmsghdr *nlh,
+		       uint64_t rx_ns, actrack_exit_fn fn, void *arg,
+		       int *count)
+{
+	if (nlh->nlmsg_type < NLMSG_MIN_TYPE)
+		return;			/* late ack, noop */
+	if (nlh->nlmsg_type == GENL_ID_CTRL)
+		mon_ctrl_notice(m, nlh, rx_ns);
+	else
+		*count += mon_deliver(m, nlh, fn, arg);
+}
+
 int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 			     actrack_exit_fn fn, void *arg)
 {
-	int count = 0;
+	int count = 0, ret;
 	ssize_t n;
 
 	if (!m)
 		return -EINVAL;
-	while (m->stash) {
-		struct mon_stash *s = m->stash;
-
-		m->stash = s->next;
-		if (!m->stash)
-			m->stash_tail = &m->stash;
-		m->nr_stash--;
-		count += mon_deliver(m, s->nlh, fn, arg);
-		free(s);
-	}
 	/* Wait only if nothing was delivered yet; then drain what is pending
 	 * without blocking. */
 	for (;;) {
 		const struct nlmsghdr *nlh;
 		int rem;
 
+		/* What a request stashed (the SUBSCRIBE of open or of a
+		 * reload), in the order it came. */
+		while (m->stash) {
+			struct mon_stash *s = m->stash;
+
+			m->stash = s->next;
+			if (!m->stash)
+				m->stash_tail = &m->stash;
+			m->nr_stash--;
+			mon_handle(m, s->nlh, s->rx_ns, fn, arg, &count);
+			free(s);
+			if (m->resubscribe) {
+				ret = mon_resubscribe(m);
+				if (ret)
+					return ret;
+			}
+		}
 		n = mon_recv(m, m->nl, count ? 0 : timeout_ms);
 		if (n == -EAGAIN)
 			return count;
@@ -1064,10 +1287,12 @@ int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 			return (int)n;
 		rem = (int)n;
 		for (nlh = (const struct nlmsghdr *)m->buf;
-		     mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
-			if (nlh->nlmsg_type < NLMSG_MIN_TYPE)
-				continue;	/* late ack, noop */
-			count += mon_deliver(m, nlh, fn, arg);
+		     mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem))
+			mon_handle(m, nlh, m->rx_ns, fn, arg, &count);
+		if (m->resubscribe) {
+			ret = mon_resubscribe(m);
+			if (ret)
+				return ret;
 		}
 		if (!count && timeout_ms > 0) {
 			/* Only skipped messages: keep waiting, but do not
@@ -1075,6 +1300,16 @@ int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 			timeout_ms = 0;
 		}
 	}
+}
+
+int actrack_monitor_set_gap_fn(struct actrack_monitor *m, actrack_gap_fn fn,
+			       void *arg)
+{
+	if (!m)
+		return -EINVAL;
+	m->gap_fn = fn;
+	m->gap_arg = arg;
+	return 0;
 }
 
 struct recent_ctx {

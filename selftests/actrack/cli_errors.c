@@ -141,8 +141,8 @@ static const char *const sections[] = {
 };
 
 static const char *const commands[] = { "dump", "ps", "save", "stats",
-					 "collect", "monitor", "hangs",
-					 "top" };
+					 "collect", "monitor", "hangs", "top",
+					 "run", "deaths" };
 
 TEST_F(cli, every_command_has_a_manual_page)
 {

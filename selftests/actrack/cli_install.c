@@ -211,6 +211,7 @@ TEST(cli_builds_against_the_installed_library)
 	argv[argc++] = rpath;
 	argv[argc++] = "-ldw";
 	argv[argc++] = "-lelf";
+	argv[argc++] = "-lsystemd";	/* monitor --journal, deaths */
 	argv[argc] = NULL;
 	ASSERT_EQ(0, run_program(&r, INSTALLED_CC, NULL, argv));
 	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * actrack monitor's system side (cli/journal.h): module reloads, and the
+ * death reports as journal entries.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <systemd/sd-journal.h>
+
+#include "actrack.h"
+#include "cli.h"
+#include "journal.h"
+
+/* Local wall-clock time of a CLOCK_REALTIME instant, ms precision. */
+static const char *real_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+	size_t n;
+
+	if (!ns || !localtime_r(&secs, &tm)) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03u",
+		 (unsigned int)(ns % 1000000000ULL / 1000000));
+	return buf;
+}
+
+void journal_monitor_gap(const struct actrack_monitor_gap *gap, void *arg)
+{
+	const bool *journal = arg;
+	char t1[64], t2[64], line[256];
+
+	if (!gap->resubscribed_ns) {
+		snprintf(line, sizeof(line), "actrack.ko unloaded at %s; "
+			 "waiting for it to be loaded again",
+			 real_time(gap->unloaded_ns, t1, sizeof(t1)));
+	} else {
+		/* From the unload if it was seen, else from the load: while
+		 * no module was loaded, no death was tracked at all. */
+		snprintf(line, sizeof(line), "module reloaded; reports "
+			 "between %s and %s may be lost",
+			 real_time(gap->unloaded_ns ? gap->unloaded_ns :
+				   gap->loaded_ns, t1, sizeof(t1)),
+			 real_time(gap->resubscribed_ns, t2, sizeof(t2)));
+	}
+	fprintf(stderr, "actrack: %s\n", line);
+	if (journal && *journal)
+		sd_journal_send("MESSAGE=actrack: %s", line,
+				"MESSAGE_ID=%s", ACTRACK_JOURNAL_GAP_ID,
+				"PRIORITY=4", "SYSLOG_IDENTIFIER=actrack",
+				"ACTRACK_GAP_UNLOADED_NS=%" PRIu64,
+				gap->unloaded_ns,
+				"ACTRACK_GAP_LOADED_NS=%" PRIu64,
+				gap->loaded_ns,
+				"ACTRACK_GAP_RESUBSCRIBED_NS=%" PRIu64,
+				gap->resubscribed_ns, NULL);
+}
+
+/*
+ * What @render writes to stdout, as a string (malloc()ed, trailing
+ * newlines cut).  The renderers of cmd_monitor.c print to stdout; glibc's
+ * stdout is an assignable variable, so pointing it at a memory stream for
+ * the call reuses them unchanged.
+ */
+static char *capture(journal_render_fn render, const struct actrack_death *d,
+		     const char *source, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *mem;
+
+	mem = open_memstream(&buf, &n);
+	if (!mem)
+		return NULL;
+	render(mem, d, source);
+	if (fclose(mem)) {
+		free(buf);
+		return NULL;
+	}
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* The command name: argv[0]'s last component, as the kernel's comm is
+ * (15 bytes); "?" when the report has no command line. */
+static void comm_of(const struct actrack_death *d, char *buf, size_t len)
+{
+	const char *p = d->cmdline, *end, *slash;
+	size_t n;
+
+	end = memchr(p, ' ', strnlen(p, sizeof(d->cmdline)));
+	if (!end)
+		end = p + strnlen(p, sizeof(d->cmdline));
+	for (slash = p; slash < end; slash++)
+		if (*slash == '/')
+			p = slash + 1;
+	n = (size_t)(end - p);
+	if (n > 15)
+		n = 15;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	if (!n)
+		snprintf(buf, len, "?");
+}
+
+#define NR_FIELDS	20
+
+/* "NAME=value" into @iov[*@n] (the journal takes any bytes after '='). */
+static int field(struct iovec *iov, int *n, char **owned, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int field(struct iovec *iov, int *n, char **owned, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int len;
+
+	va_start(ap, fmt);
+	len = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return -ENOMEM;
+	owned[*n] = s;
+	iov[*n].iov_base = s;
+	iov[(*n)++].iov_len = (size_t)len;
+	return 0;
+}
+
+/* A field whose value is @len bytes of @val (the text, the JSON). */
+static int field_bytes(struct iovec *iov, int *n, char **owned,
+		       const char *name, const char *val, size_t len)
+{
+	size_t nl = strlen(name);
+	char *s = malloc(nl + 1 + len);
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, name, nl);
+	s[nl] = '=';
+	memcpy(s + nl + 1, val, len);
+	owned[*n] = s;
+	iov[*n].iov_base = s;
+	iov[(*n)++].iov_len = nl + 1 + len;
+	return 0;
+}
+
+int journal_send_death(const struct actrack_death *d, const char *source,
+		       journal_render_fn text, journal_render_fn json)
+{
+	struct iovec iov[NR_FIELDS];
+	char *owned[NR_FIELDS] = { NULL };
+	char *msg, *report, comm[16], sig[32];
+	size_t msg_len = 0, report_len = 0;
+	int n = 0, ret;
+
+	msg = capture(text, d, source, &msg_len);
+	report = capture(json, d, source, &report_len);
+	if (!msg || !report) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	comm_of(d, comm, sizeof(comm));
+	/* Killed: an error, as systemd-coredump's are; a failing exit code
+	 * is a notice, a clean exit information. */
+	ret = field(iov, &n, owned, "PRIORITY=%d",
+		    d->signal ? 3 : d->exit_code ? 5 : 6) ?:
+	      field(iov, &n, owned, "MESSAGE_ID=%s",
+		    ACTRACK_JOURNAL_MESSAGE_ID) ?:
+	      field(iov, &n, owned, "SYSLOG_IDENTIFIER=actrack") ?:
+	      field_bytes(iov, &n, owned, "MESSAGE", msg, msg_len) ?:
+	      field(iov, &n, owned, "ACTRACK_PID=%u", d->pid) ?:
+	      field(iov, &n, owned, "ACTRACK_UID=%u", d->uid) ?:
+	      field(iov, &n, owned, "ACTRACK_COMM=%s", comm) ?:
+	      field_bytes(iov, &n, owned, "ACTRACK_CMDLINE", d->cmdline,
+			  strnlen(d->cmdline, sizeof(d->cmdline))) ?:
+	      field(iov, &n, owned, "ACTRACK_PHASE=%s",
+		    actrack_phase_name(d->phase)) ?:
+	      field(iov, &n, owned, "ACTRACK_START_TICKS=%" PRIu64,
+		    d->start_ticks) ?:
+	      field(iov, &n, owned, "ACTRACK_SEQ=%" PRIu64, d->seq) ?:
+	      field(iov, &n, owned, "ACTRACK_SOURCE=%s", source) ?:
+	      field_bytes(iov, &n, owned, "ACTRACK_REPORT", report,
+			  report_len);
+	if (ret)
+		goto out;
+	if (d->signal)
+		ret = field(iov, &n, owned, "ACTRACK_SIGNAL=%d", d->signal) ?:
+		      field(iov, &n, owned, "ACTRACK_SIGNAL_NAME=%s",
+			    cli_signal_name(d->signal, sig, sizeof(sig))) ?:
+		      field(iov, &n, owned, "ACTRACK_CORE_DUMPED=%d",
+			    d->core_dumped);
+	else
+		ret = field(iov, &n, owned, "ACTRACK_EXIT_CODE=%d",
+			    d->exit_code);
+	if (ret)
+		goto out;
+	ret = sd_journal_sendv(iov, n);
+out:
+	for (int i = 0; i < n; i++)
+		free(owned[i]);
+	free(msg);
+	free(report);
+	return ret;
+}

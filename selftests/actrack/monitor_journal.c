@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `actrack monitor --journal` writes each death report as one journal
+ * entry with its fields (cli/journal.c).  The test VM has no journald: in
+ * a mount namespace of its own the test mounts a tmpfs on
+ * /run/systemd/journal and binds the datagram socket that libsystemd's
+ * sd_journal_sendv() writes to, then reads the entry in the journal's
+ * native protocol (NAME=value lines; NAME, a 64-bit little-endian length
+ * and the bytes for values with newlines).  The booted-system test
+ * (scripts/systemtest) checks the same path through a real journald.
+ */
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include "vm_util.h"
+#include "snapshot_helpers.h"	/* cli_path */
+
+#define JOURNAL_DIR	"/run/systemd/journal"
+#define JOURNAL_SOCKET	JOURNAL_DIR "/socket"
+#define MESSAGE_ID	"5c4a1e0d3f7b4a6e9d2c8b1f0a3e6d47"
+#define ENTRY_MAX	(1024 * 1024)
+
+struct entry {
+	size_t len;
+	char buf[ENTRY_MAX];
+};
+
+/* Value of field @name (NUL-terminated copy in @out), or NULL. */
+static const char *field(const struct entry *e, const char *name, char *out,
+			 size_t out_len)
+{
+	size_t nl = strlen(name), i = 0;
+
+	while (i < e->len) {
+		const char *line = e->buf + i;
+		const char *end = memchr(line, '\n', e->len - i);
+		const char *eq;
+		size_t vlen;
+		uint64_t n;
+
+		if (!end)
+			return NULL;
+		eq = memchr(line, '=', (size_t)(end - line));
+		if (eq) {
+			vlen = (size_t)(end - eq - 1);
+			if ((size_t)(eq - line) == nl &&
+			    !memcmp(line, name, nl)) {
+				if (vlen >= out_len)
+					return NULL;
+				memcpy(out, eq + 1, vlen);
+				out[vlen] = '\0';
+				return out;
+			}
+			i = (size_t)(end - e->buf) + 1;
+			continue;
+		}
+		/* NAME\n, le64 length, bytes, \n */
+		i = (size_t)(end - e->buf) + 1;
+		if (i + 8 > e->len)
+			return NULL;
+		memcpy(&n, e->buf + i, 8);
+		i += 8;
+		if (n > e->len - i)
+			return NULL;
+		if ((size_t)(end - line) == nl && !memcmp(line, name, nl)) {
+			if (n >= out_len)
+				return NULL;
+			memcpy(out, e->buf + i, n);
+			out[n] = '\0';
+			return out;
+		}
+		i += n + 1;
+	}
+	return NULL;
+}
+
+FIXTURE(journal) {
+	int sock;
+	pid_t mon;
+	int mon_err;		/* its stderr */
+	struct entry *e;
+};
+
+FIXTURE_SETUP(journal)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int sz = 8 * 1024 * 1024;
+
+	self->sock = -1;
+	self->mon = 0;
+	self->e = NULL;
+	VM_REQUIRE_MODULE();
+	if (geteuid() != 0)
+		SKIP(return, "needs root (a mount namespace)");
+	/* This test's process only (the harness forks one per test). */
+	ASSERT_EQ(0, unshare(CLONE_NEWNS));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	mkdir("/run", 0755);
+	mkdir("/run/systemd", 0755);
+	mkdir(JOURNAL_DIR, 0755);
+	ASSERT_EQ(0, mount("tmpfs", JOURNAL_DIR, "tmpfs", 0, "mode=0755"));
+	self->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, self->sock);
+	setsockopt(self->sock, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", JOURNAL_SOCKET);
+	ASSERT_EQ(0, bind(self->sock, (struct sockaddr *)&sa, sizeof(sa)));
+	self->e = calloc(1, sizeof(*self->e));
+	ASSERT_NE(NULL, self->e);
+}
+
+FIXTURE_TEARDOWN(journal)
+{
+	if (self->mon > 0) {
+		kill(self->mon, SIGTERM);
+		waitpid(self->mon, NULL, 0);
+		close(self->mon_err);
+	}
+	if (self->sock >= 0)
+		close(self->sock);
+	free(self->e);
+}
+
+static int start_monitor(FIXTURE_DATA(journal) *self)
+{
+	int e[2];
+
+	if (pipe2(e, O_CLOEXEC))
+		return -errno;
+	self->mon = fork();
+	if (self->mon < 0)
+		return -errno;
+	if (!self->mon) {
+		char *argv[] = { "actrack", "monitor", "--journal", "--count",
+				 "1", "--timeout", "60", NULL };
+
+		dup2(e[1], 2);
+		execv(cli_path(), argv);
+		_exit(127);
+	}
+	close(e[1]);
+	self->mon_err = e[0];
+	return 0;
+}
+
+/*
+ * Tracked victims die (@cmd: 'x' exit 7, 'a' abort) one after another
+ * until the monitor's entry arrives: no guess of when it has subscribed.
+ * Return the pid the entry is about (one of ours), or -1.
+ */
+static pid_t kill_until_entry(FIXTURE_DATA(journal) *self, char cmd)
+{
+	struct vm_victim_cfg cfg = {
+		.phase = ACTRACK_PHASE_MAIN_LOOP_STARTED, .uid = -1,
+	};
+	pid_t pids[200];
+	char buf[32];
+	int nr = 0;
+
+	while (nr < 200) {
+		struct pollfd p = { .fd = self->sock, .events = POLLIN };
+		struct vm_victim v = { 0 };
+		ssize_t n;
+
+		if (vm_victim_start(&cfg, &v))
+			return -1;
+		pids[nr++] = v.pid;
+		if (vm_victim_cmd(&v, cmd, 7) < 0)
+			return -1;
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		n = recv(self->sock, self->e->buf, sizeof(self->e->buf), 0);
+		if (n <= 0)
+			return -1;
+		self->e->len = (size_t)n;
+		if (!field(self->e, "ACTRACK_PID", buf, sizeof(buf)))
+			return -1;
+		for (int i = 0; i < nr; i++)
+			if (pids[i] == atoi(buf))
+				return pids[i];
+		return -1;
+	}
+	return -1;
+}
+
+/* What every entry carries, for @pid. */
+static void common_fields(struct __test_metadata *_metadata,
+			  const struct entry *e, pid_t pid)
+{
+	static char v[64 * 1024];
+	char want[64];
+
+	ASSERT_NE(NULL, field(e, "MESSAGE_ID", v, sizeof(v)));
+	EXPECT_STREQ(MESSAGE_ID, v);
+	ASSERT_NE(NULL, field(e, "SYSLOG_IDENTIFIER", v, sizeof(v)));
+	EXPECT_STREQ("actrack", v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_UID", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+	/* The test binary is the victim: argv[0]'s last component. */
+	ASSERT_NE(NULL, field(e, "ACTRACK_COMM", v, sizeof(v)));
+	EXPECT_STREQ("monitor_journal", v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_CMDLINE", v, sizeof(v)));
+	EXPECT_NE(NULL, strstr(v, "monitor_journal"));
+	ASSERT_NE(NULL, field(e, "ACTRACK_PHASE", v, sizeof(v)));
+	EXPECT_STREQ("main-loop-started", v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_SOURCE", v, sizeof(v)));
+	EXPECT_STREQ("live", v);
+	/* The text of `actrack monitor`, several lines. */
+	ASSERT_NE(NULL, field(e, "MESSAGE", v, sizeof(v)));
+	snprintf(want, sizeof(want), "pid %d (", pid);
+	EXPECT_EQ(0, strncmp(v, want, strlen(want))) TH_LOG("%s", v);
+	EXPECT_NE(NULL, strchr(v, '\n'));
+	EXPECT_NE('\n', v[strlen(v) - 1]);
+	/* The JSON of `actrack monitor --json`, one line. */
+	ASSERT_NE(NULL, field(e, "ACTRACK_REPORT", v, sizeof(v)));
+	EXPECT_EQ('{', v[0]);
+	EXPECT_EQ(NULL, strchr(v, '\n'));
+	snprintf(want, sizeof(want), "\"pid\":%d,", pid);
+	EXPECT_NE(NULL, strstr(v, want)) TH_LOG("%s", v);
+}
+
+TEST_F_TIMEOUT(journal, exit_code_entry, 120)
+{
+	static char v[64 * 1024];
+	pid_t pid;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, start_monitor(self));
+	pid = kill_until_entry(self, 'x');
+	ASSERT_LT(0, pid) TH_LOG("no journal entry for a victim");
+	common_fields(_metadata, self->e, pid);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_EXIT_CODE", v, sizeof(v)));
+	EXPECT_STREQ("7", v);
+	EXPECT_EQ(NULL, field(self->e, "ACTRACK_SIGNAL", v, sizeof(v)));
+	ASSERT_NE(NULL, field(self->e, "PRIORITY", v, sizeof(v)));
+	EXPECT_STREQ("5", v);
+	ASSERT_NE(NULL, field(self->e, "MESSAGE", v, sizeof(v)));
+	EXPECT_NE(NULL, strstr(v, ") exited with code 7 after phase "
+				  "main-loop-started\n"));
+}
+
+TEST_F_TIMEOUT(journal, signal_entry, 120)
+{
+	static char v[64 * 1024];
+	pid_t pid;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, start_monitor(self));
+	pid = kill_until_entry(self, 'a');
+	ASSERT_LT(0, pid) TH_LOG("no journal entry for a victim");
+	common_fields(_metadata, self->e, pid);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_SIGNAL", v, sizeof(v)));
+	EXPECT_STREQ("6", v);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_SIGNAL_NAME", v, sizeof(v)));
+	EXPECT_STREQ("SIGABRT", v);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_CORE_DUMPED", v, sizeof(v)));
+	EXPECT_EQ(NULL, field(self->e, "ACTRACK_EXIT_CODE", v, sizeof(v)));
+	ASSERT_NE(NULL, field(self->e, "PRIORITY", v, sizeof(v)));
+	EXPECT_STREQ("3", v);
+}
+
+TEST_HARNESS_MAIN
