@@ -62,7 +62,7 @@ endif
 LIBS     := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
 CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
 
-LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c
+LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c arena/records.c
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 CLI_SRCS := $(sort $(wildcard cli/*.c))
 CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(CLI_SRCS))
