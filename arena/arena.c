@@ -1021,6 +1021,11 @@ int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
 __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
 				 __u64 start_ticks)
 {
+	const struct actrack_owner_key k = {
+		.pid = pid,
+		.pid_ns = ACTRACK_PID_NS_ANY,
+		.start_ticks = start_ticks,
+	};
 	struct actrack_arena_iter it;
 	struct actrack_owner *o;
 	__u32 ref;
@@ -1034,7 +1039,7 @@ __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
 			continue;
 		if (!at_load_acquire(&o->data_id))
 			continue;
-		if (at_load(&o->pid) == pid && owner_start_ticks(o) == start_ticks)
+		if (actrack_owner_matches(o, &k))
 			return ref;
 	}
 	return 0;

@@ -325,10 +325,14 @@ struct actrack_walk_rec {
 	__u32 type;		/* ACTRACK_TYPE_* */
 	__u32 len;		/* bytes copied (user data: header + fields) */
 	__u32 payload;		/* the block's validated payload bytes */
-	__u32 act;		/* user data: referring activity's index in
-				 * the thread copy, or ACTRACK_WALK_PROCESS_DATA */
-	bool torn;		/* thread: identity only, no slots (also a
-				 * saved image's ACTRACK_THREAD_IMAGE_TORN) */
+	/* user data: the referring activity's slot in the thread copy,
+	 * or ACTRACK_WALK_PROCESS_DATA
+	 */
+	__u32 act;
+	/* thread: identity only, no slots (also a saved image's
+	 * ACTRACK_THREAD_IMAGE_TORN)
+	 */
+	bool torn;
 	const struct actrack_owner *owner;	/* of the copy: checked */
 	union {
 		const struct actrack_thread_copy *thread;
@@ -348,8 +352,8 @@ struct actrack_walk {
 	/* Set by the caller. */
 	struct actrack_arena *a;
 	const struct actrack_owner_key *key;	/* NULL: every owner */
-	__u32 types;			/* ACTRACK_WALK_*; the callback may
-					 * clear bits to stop a kind */
+	/* ACTRACK_WALK_*; the callback may clear bits to stop a kind. */
+	__u32 types;
 	actrack_walk_fn fn;
 	void *ctx;
 	__u8 *seen;			/* actrack_arena_seen_bytes(a) bytes */
@@ -357,7 +361,8 @@ struct actrack_walk {
 	__u32 ud_size;			/* sizeof(struct actrack_user_data) */
 	/* Optional: a buffer of @size bytes for a bigger block (it replaces
 	 * ud_buf/ud_size, the old one is the caller's); NULL: -ENOMEM.
-	 * Without it, user data copies are cut at ud_size. */
+	 * Without it, user data copies are cut at ud_size.
+	 */
 	void *(*ud_grow)(struct actrack_walk *w, __u32 size);
 	/* The walker's: the copy a record points into. */
 	union {

@@ -30,8 +30,9 @@ static __u32 walk_kind(__u32 type)
 	case ACTRACK_TYPE_LOG:
 		return ACTRACK_WALK_LOGS;
 	default:
-		/* user data is reached through references; free,
-		 * transitioning and unknown (newer) types are not ours */
+		/* User data is reached through references; free,
+		 * transitioning and unknown (newer) types are not ours.
+		 */
 		return 0;
 	}
 }
