@@ -131,13 +131,14 @@ static u32 actrack_collect_data(struct actrack_collect *c,
 	return used;
 }
 
-static int actrack_collect_process(struct actrack_collect *c,
+static int actrack_collect_process(struct actrack_walk *w,
+				   struct actrack_collect *c,
 				   const struct actrack_walk_rec *r)
 {
 	u32 phase = r->process->phase;
 
-	if (c->has_phase)
-		return ACTRACK_WALK_SKIP;	/* the first live one counts */
+	/* The first live one counts: copy no other (forged) ones. */
+	w->types &= ~ACTRACK_WALK_PROCESSES;
 	c->phase = phase <= ACTRACK_PHASE_MAX ? phase : ACTRACK_PHASE_UNKNOWN;
 	c->has_phase = true;
 	return 0;			/* and its annotations, next */
@@ -252,7 +253,7 @@ static int actrack_collect_record(struct actrack_walk *w,
 	case ACTRACK_TYPE_THREAD:
 		return actrack_collect_thread(w, c, r);
 	case ACTRACK_TYPE_PROCESS:
-		return actrack_collect_process(c, r);
+		return actrack_collect_process(w, c, r);
 	case ACTRACK_TYPE_MODULE:
 		return actrack_collect_module(w, c, r);
 	default:

@@ -44,7 +44,6 @@ static void death_thread_free_values(struct actrack_death_thread *t)
 struct death_walk {
 	struct actrack_death *d;
 	uint32_t cap, mod_cap;		/* of d->threads, d->modules */
-	bool has_process;		/* the first live record counts */
 };
 
 /*
@@ -73,15 +72,14 @@ static int death_values(struct death_walk *dw,
 }
 
 /* Phase, command line (and, next, annotations) of the process record. */
-static int death_process(struct death_walk *dw,
+static int death_process(struct actrack_walk *w, struct death_walk *dw,
 			 const struct actrack_walk_rec *r)
 {
 	struct actrack_death *d = dw->d;
 	const struct actrack_process *p = r->process;
 
-	if (dw->has_process)
-		return ACTRACK_WALK_SKIP;
-	dw->has_process = true;
+	/* The first live one counts: copy no other (forged) ones. */
+	w->types &= ~ACTRACK_WALK_PROCESSES;
 	d->phase = p->phase;
 	d->cmdline_size = __actrack_join_cmdline(d->cmdline, p->cmdline,
 						 p->cmdline_size);
@@ -168,7 +166,7 @@ static int death_record(struct actrack_walk *w,
 
 	switch (r->type) {
 	case ACTRACK_TYPE_PROCESS:
-		return death_process(dw, r);
+		return death_process(w, dw, r);
 	case ACTRACK_TYPE_THREAD:
 		return death_thread(dw, r);
 	case ACTRACK_TYPE_MODULE:
