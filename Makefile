@@ -67,7 +67,7 @@ CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
 # The journal (actrack monitor --journal, actrack deaths): libsystemd.
 CLI_LIBS += $(shell pkg-config --libs libsystemd 2>/dev/null || echo -lsystemd)
 
-LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c
+LIB_SRCS := $(sort $(wildcard lib/*.c)) arena/arena.c arena/records.c
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 CLI_SRCS := $(sort $(wildcard cli/*.c))
 # The --help pages are the man pages, made into C at build time

@@ -789,6 +789,28 @@ void actrack_arena_iter_init(struct actrack_arena_iter *it,
 	it->a = a;
 	it->last = 0;
 	it->count = 0;
+	it->seen = NULL;
+}
+
+void actrack_arena_iter_init_once(struct actrack_arena_iter *it,
+				  struct actrack_arena *a, __u8 *seen)
+{
+	actrack_arena_iter_init(it, a);
+	memset(seen, 0, actrack_arena_seen_bytes(a));
+	it->seen = seen;
+}
+
+/* Mark @ref seen; true if it was already (a cycle). */
+static bool iter_seen(struct actrack_arena_iter *it, __u32 ref)
+{
+	/* A validated block: ref < size, so bit < max_blocks. */
+	__u32 bit = ref / ACTRACK_BLOCK_ALIGN;
+	__u8 mask = (__u8)(1U << (bit % 8));
+
+	if (it->seen[bit / 8] & mask)
+		return true;
+	it->seen[bit / 8] |= mask;
+	return false;
 }
 
 __u32 actrack_arena_iter_next(struct actrack_arena_iter *it, __u32 type,
@@ -832,6 +854,10 @@ __u32 actrack_arena_iter_next(struct actrack_arena_iter *it, __u32 type,
 		b = arena_block(a, next, NULL);
 		if (!b)
 			goto stop;
+		if (it->seen && iter_seen(it, next)) {
+			actrack_arena_set_corrupt(a);
+			goto stop;
+		}
 		it->last = next;
 		t = at_load_acquire(&b->type_id);
 		if (type == ACTRACK_TYPE_ANY || t == type) {
@@ -1145,6 +1171,11 @@ int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
 __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
 				 __u64 start_ticks)
 {
+	const struct actrack_owner_key k = {
+		.pid = pid,
+		.pid_ns = ACTRACK_PID_NS_ANY,
+		.start_ticks = start_ticks,
+	};
 	struct actrack_arena_iter it;
 	struct actrack_owner *o;
 	__u32 ref;
@@ -1158,10 +1189,44 @@ __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
 			continue;
 		if (!at_load_acquire(&o->data_id))
 			continue;
-		if (at_load(&o->pid) == pid && owner_start_ticks(o) == start_ticks)
+		if (actrack_owner_matches(o, &k))
 			return ref;
 	}
 	return 0;
+}
+
+/*
+ * The one torn-thread reader: a tracker that changed under every copy is
+ * still reported, by identity only.  Each field is read once; the data id
+ * is the same before and after (acquire fence between), so the identity
+ * is this incarnation's, never a mix with the next owner's.
+ */
+static int copy_thread_torn(struct actrack_block *b, struct actrack_thread *th,
+			    __u32 ref, struct actrack_thread_copy *out)
+{
+	__u32 id, i;
+
+	memset(&out->hdr, 0, sizeof(out->hdr));
+	out->ref = ref;
+	out->nr_slots = 0;
+	id = at_load_acquire(&th->owner.data_id);
+	if (!id || id == AT_DATA_ID_CLAIMED)
+		return -ENOENT;
+	out->hdr.owner.data_id = id;
+	out->hdr.owner.pid = at_load(&th->owner.pid);
+	out->hdr.owner.tid = at_load(&th->owner.tid);
+	out->hdr.owner.pid_ns = at_load(&th->owner.pid_ns);
+	out->hdr.owner.start_ticks = owner_start_ticks(&th->owner);
+	for (i = 0; i < sizeof(th->name) - 1; i++)
+		out->hdr.name[i] = at_load(&th->name[i]);
+	memcpy(&out->hdr.start_time_ns, &th->start_time_ns,
+	       sizeof(out->hdr.start_time_ns));
+	out->hdr.depth = at_load(&th->depth);
+	at_fence_acquire();
+	if (at_load(&b->type_id) != ACTRACK_TYPE_THREAD ||
+	    at_load(&th->owner.data_id) != id)
+		return -ENOENT;	/* freed or reused while we looked */
+	return -EAGAIN;
 }
 
 int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
@@ -1230,7 +1295,7 @@ int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
 		out->hdr.slot_count = sc;
 		return 0;
 	}
-	return -EAGAIN;
+	return copy_thread_torn(b, th, ref, out);
 }
 
 int actrack_arena_copy_owned(struct actrack_arena *a, __u32 ref, __u32 type,

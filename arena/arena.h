@@ -179,10 +179,29 @@ struct actrack_arena_iter {
 	struct actrack_arena *a;
 	__u32 last;		/* reference of the last block returned */
 	__u32 count;		/* blocks visited, bounded */
+	__u8 *seen;		/* NULL, or one bit per block: see _once() */
 };
 
 void actrack_arena_iter_init(struct actrack_arena_iter *it,
 			     struct actrack_arena *a);
+
+/* Bytes of the bitmap actrack_arena_iter_init_once() needs. */
+static inline __u32 actrack_arena_seen_bytes(const struct actrack_arena *a)
+{
+	return actrack_arena_max_blocks(a) / 8 + 1;
+}
+
+/**
+ * actrack_arena_iter_init_once() - an iterator that never returns a block
+ * twice: @seen (actrack_arena_seen_bytes() bytes, cleared here) marks each
+ * block it steps on, and the first block met again is a cycle (corrupt
+ * flag, end of the walk).  The plain iterator only notices a cycle after
+ * actrack_arena_max_blocks() steps and would hand out the blocks of the
+ * loop again and again until then; this one stops at the first repeat in
+ * O(1) per step.
+ */
+void actrack_arena_iter_init_once(struct actrack_arena_iter *it,
+				  struct actrack_arena *a, __u8 *seen);
 
 /**
  * actrack_arena_iter_next() - next iterable block whose type is @type
@@ -261,6 +280,10 @@ struct actrack_thread_copy {
  * actrack_arena_copy_thread() - version-checked copy of tracker @ref:
  * data_id (acquire) and version, then depth and slots, then version, depth
  * and data_id again; up to ACTRACK_COPY_RETRIES tries.
+ * Torn (-EAGAIN): @out->hdr still names the thread - owner, name,
+ * start_time_ns and depth, each field read once, the data id the same
+ * before and after - with no slots (@out->nr_slots 0, version 0), so that
+ * every reader reports a busy thread the same way.
  * Return: 0, -ENOENT (not a live tracker), -EAGAIN (torn), -EUCLEAN (bad
  * block or slot_count), -EINVAL (@ref 0 or @out NULL).
  */
@@ -276,5 +299,114 @@ int actrack_arena_copy_thread(struct actrack_arena *a, __u32 ref,
  */
 int actrack_arena_copy_owned(struct actrack_arena *a, __u32 ref, __u32 type,
 			     void *buf, __u32 size);
+
+/*
+ * The owner walk (arena/records.c): the one walk over "everything owned by
+ * (pid, start time)" that the kernel's death report, the library's death
+ * report and the snapshot share.  One bounded pass over the iterable list
+ * (each block at most once: actrack_arena_iter_init_once()); for each
+ * record of a wanted type: a cheap owner filter on the live bytes, then the
+ * core's consistent copy, then the owner check again on that copy, which
+ * is what decides; torn threads by actrack_arena_copy_thread()'s identity;
+ * then, if asked, the user data the record refers to (the process's
+ * annotations, each stored activity's data), copied and checked to have the
+ * record's owner (and the thread's tid, for an activity's).  The callback
+ * sees only checked copies, never the arena.
+ *
+ * One "owned by" predicate, actrack_owner_matches(), reads every owner
+ * field once with at_load() (start_ticks by memcpy), on the live record
+ * and on the copy alike.  Records that no honest writer makes are flagged
+ * corrupt and skipped: pid 0 (only global user data is nobody's), a
+ * thread with tid 0, a process record with a tid, a module whose build id
+ * size is out of range.
+ */
+#define ACTRACK_WALK_THREADS	(1U << 0)
+#define ACTRACK_WALK_PROCESSES	(1U << 1)
+#define ACTRACK_WALK_MODULES	(1U << 2)
+#define ACTRACK_WALK_LOGS	(1U << 3)
+#define ACTRACK_WALK_USER_DATA	(1U << 4)	/* follow references */
+
+/* Callback return: go on, but do not follow this record's user data. */
+#define ACTRACK_WALK_SKIP	1
+/* actrack_walk_rec.act of a process record's annotations. */
+#define ACTRACK_WALK_PROCESS_DATA	0xffffffffU
+
+/* One record the walk found, as a checked copy. */
+struct actrack_walk_rec {
+	__u32 ref;
+	__u32 type;		/* ACTRACK_TYPE_* */
+	__u32 len;		/* bytes copied (user data: header + fields) */
+	__u32 payload;		/* the block's validated payload bytes */
+	/* user data: the referring activity's slot in the thread copy,
+	 * or ACTRACK_WALK_PROCESS_DATA
+	 */
+	__u32 act;
+	/* thread: identity only, no slots (also a saved image's
+	 * ACTRACK_THREAD_IMAGE_TORN)
+	 */
+	bool torn;
+	const struct actrack_owner *owner;	/* of the copy: checked */
+	union {
+		const struct actrack_thread_copy *thread;
+		const struct actrack_process *process;
+		const struct actrack_module *module;
+		const struct actrack_log *log;	/* header; entries are live */
+		const struct actrack_user_data *user_data; /* + fields */
+	};
+};
+
+struct actrack_walk;
+/* Return: 0, ACTRACK_WALK_SKIP, or a negative errno that ends the walk. */
+typedef int (*actrack_walk_fn)(struct actrack_walk *w,
+			       const struct actrack_walk_rec *r);
+
+struct actrack_walk {
+	/* Set by the caller. */
+	struct actrack_arena *a;
+	const struct actrack_owner_key *key;	/* NULL: every owner */
+	/* ACTRACK_WALK_*; the callback may clear bits to stop a kind. */
+	__u32 types;
+	actrack_walk_fn fn;
+	void *ctx;
+	__u8 *seen;			/* actrack_arena_seen_bytes(a) bytes */
+	void *ud_buf;			/* user data copies: at least */
+	__u32 ud_size;			/* sizeof(struct actrack_user_data) */
+	/* Optional: a buffer of @size bytes for a bigger block (it replaces
+	 * ud_buf/ud_size, the old one is the caller's); NULL: -ENOMEM.
+	 * Without it, user data copies are cut at ud_size.
+	 */
+	void *(*ud_grow)(struct actrack_walk *w, __u32 size);
+	/* The walker's: the copy a record points into. */
+	union {
+		struct actrack_thread_copy thread;
+		struct actrack_process process;
+		struct actrack_module module;
+		struct actrack_log log;
+	} copy;
+};
+
+/**
+ * actrack_walk_records() - one walk, see above.  Records come in list
+ * order; a thread's user data right after the thread, in slot order, a
+ * process's right after the process.  Bounded: at most
+ * actrack_arena_max_blocks() records, each with at most
+ * ACTRACK_THREAD_MAX_SLOTS user data copies of at most ud_size bytes
+ * (more only through ud_grow).  Bad data sets the reader's corrupt flag.
+ * Return: 0, -EINVAL (missing @w->a, fn, seen, or a too small ud_buf with
+ * ACTRACK_WALK_USER_DATA), or the callback's or ud_grow's negative errno.
+ */
+int actrack_walk_records(struct actrack_walk *w);
+
+/**
+ * actrack_walk_user_data() - the walk's user data step alone: copy block
+ * @ref and hand it to the callback (with @act) if it is owned by @owner's
+ * (pid, pid_ns, start_ticks) and, with @tid != 0, by thread @tid.  The
+ * snapshot uses it for the global block (owner all zero).
+ * Return: 0 (also when the block is gone, torn or someone else's), or the
+ * callback's or ud_grow's negative errno.
+ */
+int actrack_walk_user_data(struct actrack_walk *w, __u32 ref,
+			   const struct actrack_owner *owner, __u32 tid,
+			   __u32 act);
 
 #endif /* ACTRACK_ARENA_H */

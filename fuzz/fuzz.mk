@@ -15,13 +15,15 @@
 #   snapshot  an arbitrary file as --arena, through actrack_snapshot_take()
 #   writers   dump --json and --trace (cli/json.c, cli/trace.c) on the
 #             snapshots of arbitrary arenas; the CLI's objects without main
+#   walk      the owner walk (arena/records.c) as the kernel builds it,
+#             keyed and unkeyed, over hostile arenas (arena's seeds)
 #
 # The library and CLI objects are rebuilt here with coverage
 # (-fsanitize=fuzzer-no-link) and the sanitizers, under $(O)/fuzz/obj.
 
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 15
-FUZZ_ALL     := arena death snapshot writers
+FUZZ_ALL     := arena death snapshot writers walk
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_O       := $(O)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -53,6 +55,12 @@ $(FUZZ_O)/arena_fuzz: fuzz/arena_fuzz.c arena/arena.c $(FUZZ_HDRS)
 	clang -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -Iinclude/uapi -Iarena \
 		-o $@ fuzz/arena_fuzz.c arena/arena.c
 
+# The owner walk, also exactly as Kbuild compiles it: arena/ alone.
+$(FUZZ_O)/walk_fuzz: fuzz/walk_fuzz.c arena/arena.c arena/records.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -Iinclude/uapi -Iarena \
+		-o $@ fuzz/walk_fuzz.c arena/arena.c arena/records.c
+
 $(FUZZ_O)/death_fuzz $(FUZZ_O)/snapshot_fuzz: $(FUZZ_O)/%: fuzz/%.c $(FUZZ_LIB_OBJS)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(LIBS)
 
@@ -69,6 +77,7 @@ $(FUZZ_O)/gen_corpus: fuzz/gen_corpus.c $(LIBA)
 $(FUZZ_O)/seeds/.done: $(FUZZ_O)/gen_corpus
 	rm -rf $(FUZZ_O)/seeds
 	$(FUZZ_O)/gen_corpus $(FUZZ_O)/seeds
+	cp -r $(FUZZ_O)/seeds/arena $(FUZZ_O)/seeds/walk
 	touch $@
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ_O)/seeds/.done

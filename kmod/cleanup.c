@@ -34,18 +34,16 @@ static struct workqueue_struct *actrack_wq;
  * different arenas are built in parallel).
  */
 struct actrack_scratch {
-	struct actrack_thread_copy copy;
-	struct actrack_process proc_copy;
+	struct actrack_walk walk;	/* and its record copy */
 	struct actrack_death_thread threads[ACTRACK_DEATH_MAX_THREADS];
 	struct actrack_activity acts[ACTRACK_DEATH_MAX_ACTS];
 	struct actrack_death_data act_data[ACTRACK_DEATH_MAX_ACTS];
 	struct actrack_module modules[ACTRACK_DEATH_MAX_MODULES];
-	u32 module_refs[ACTRACK_DEATH_MAX_MODULES];
 	u8 proc_data[ACTRACK_DEATH_PROCESS_DATA_MAX];
 	u8 data[ACTRACK_DEATH_MAX_DATA];
 	/* One user data block's copy: header then at most this many bytes. */
-	struct actrack_user_data ud;
-	u8 ud_fields[ACTRACK_DEATH_PROCESS_DATA_MAX];
+	u8 ud[sizeof(struct actrack_user_data) +
+	      ACTRACK_DEATH_PROCESS_DATA_MAX] __aligned(8);
 };
 
 static struct actrack_death *actrack_death_alloc(u32 nr_threads,
@@ -96,56 +94,26 @@ struct actrack_collect {
 	u32 flags;
 	u32 phase;
 	bool has_phase;
-	bool stop;		/* a cycle was seen */
 };
 
 /*
- * Cheap filter before a full copy: is @ref a live record of @type owned by
- * our (pid, start_ticks)?  The copies re-check on consistent data.
+ * The field records of a user data block that the walk copied and checked
+ * to be the dead process's (and the thread's, for an activity's): at most
+ * @max bytes into @out.  The records are not parsed here (userspace
+ * validates them); when they must be cut, the cut is after the last whole
+ * record, walking only their sizes, so that the prefix still parses.  A
+ * cut sets TRUNCATED.  Return: bytes stored.
  */
-static bool actrack_owned_by(struct actrack_collect *c, u32 ref, u32 type,
-			     u32 min_size)
+static u32 actrack_collect_data(struct actrack_collect *c,
+				const struct actrack_walk_rec *r, u32 max,
+				u8 *out)
 {
-	const struct actrack_owner *o;
-
-	o = actrack_arena_get(&c->a, ref, type, min_size);
-	return o && actrack_owner_matches(o, &c->p->owner);
-}
-
-/* The same test on a consistent copy. */
-static bool actrack_same_owner(const struct actrack_owner *o,
-			       const struct actrack_proc *p)
-{
-	return actrack_owner_matches(o, &p->owner);
-}
-
-/*
- * The field records of user data block @ref, if the dead process owns it
- * (and thread @tid, for an activity's data; process annotations are not
- * checked for a tid): at most @max bytes into @out.  The records are not
- * parsed here (userspace validates them); when they must be cut, the cut
- * is after the last whole record, walking only their sizes, so that the
- * prefix still parses.  A cut sets TRUNCATED.  Return: bytes stored.
- */
-static u32 actrack_collect_data(struct actrack_collect *c, u32 ref, u32 tid,
-				bool check_tid, u32 max, u8 *out)
-{
-	struct actrack_user_data *ud = &c->s->ud;
+	const struct actrack_user_data *ud = r->user_data;
 	const u8 *fields = (const u8 *)(ud + 1);
 	u32 avail, used, off, rs;
-	int n;
 
-	if (!ref || !max)
-		return 0;
-	max = min(max, ACTRACK_DEATH_PROCESS_DATA_MAX);	/* the scratch */
-	n = actrack_arena_copy_owned(&c->a, ref, ACTRACK_TYPE_USER_DATA, ud,
-				     sizeof(*ud) + max);
-	if (n < (int)sizeof(*ud) || !ud->owner.data_id ||
-	    !actrack_same_owner(&ud->owner, c->p) ||
-	    (check_tid && ud->owner.tid != tid))
-		return 0;
 	/* The copy is at most the block's payload: never beyond it. */
-	avail = min_t(u32, n - sizeof(*ud), max);
+	avail = min_t(u32, r->len - sizeof(*ud), max);
 	used = ud->used;
 	if (used > avail) {
 		/* Each record is at least a header, so this is bounded. */
@@ -163,95 +131,74 @@ static u32 actrack_collect_data(struct actrack_collect *c, u32 ref, u32 tid,
 	return used;
 }
 
-static void actrack_collect_process(struct actrack_collect *c, u32 ref)
+static int actrack_collect_process(struct actrack_walk *w,
+				   struct actrack_collect *c,
+				   const struct actrack_walk_rec *r)
 {
-	struct actrack_process *rec = &c->s->proc_copy;
-	int n;
+	u32 phase = r->process->phase;
 
-	if (c->has_phase)
-		return;		/* the first live one counts */
-	n = actrack_arena_copy_owned(&c->a, ref, ACTRACK_TYPE_PROCESS, rec,
-				     sizeof(*rec));
-	if (n < (int)offsetofend(struct actrack_process, phase) ||
-	    !actrack_same_owner(&rec->owner, c->p))
-		return;
-	c->phase = rec->phase <= ACTRACK_PHASE_MAX ? rec->phase :
-		   ACTRACK_PHASE_UNKNOWN;
+	/* The first live one counts: copy no other (forged) ones. */
+	w->types &= ~ACTRACK_WALK_PROCESSES;
+	c->phase = phase <= ACTRACK_PHASE_MAX ? phase : ACTRACK_PHASE_UNKNOWN;
 	c->has_phase = true;
-	if (n >= (int)offsetofend(struct actrack_process, user_data))
-		c->proc_data_len = actrack_collect_data(c, rec->user_data, 0,
-					false, ACTRACK_DEATH_PROCESS_DATA_MAX,
-					c->s->proc_data);
+	return 0;			/* and its annotations, next */
 }
 
-/* The user data of the activities just copied for thread @tid. */
-static void actrack_collect_act_data(struct actrack_collect *c, u32 first,
-				     u32 n, u32 tid)
+/* User data, right after the record that refers to it. */
+static int actrack_collect_user_data(struct actrack_collect *c,
+				     const struct actrack_walk_rec *r)
 {
-	struct actrack_death_data *dd;
-	u32 i, room;
-
-	for (i = first; i < first + n; i++) {
-		dd = &c->s->act_data[i];
-		dd->off = c->data_len;
-		dd->len = 0;
-		if (!c->s->acts[i].user_data)
-			continue;
-		room = ACTRACK_DEATH_MAX_DATA - c->data_len;
-		if (room < sizeof(struct actrack_field)) {
-			c->flags |= ACTRACK_DEATH_TRUNCATED;
-			continue;
-		}
-		room = min(room, ACTRACK_DEATH_ACT_DATA_MAX);
-		dd->len = actrack_collect_data(c, c->s->acts[i].user_data,
-					       tid, true, room,
-					       c->s->data + c->data_len);
-		c->data_len += dd->len;
-	}
-}
-
-static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
-{
-	struct actrack_thread_copy *copy = &c->s->copy;
 	struct actrack_death_thread *t;
-	const struct actrack_thread *th;
-	u32 n;
-	int err;
+	struct actrack_death_data *dd;
+	u32 room;
+
+	if (r->act == ACTRACK_WALK_PROCESS_DATA) {
+		c->proc_data_len = actrack_collect_data(c, r,
+					ACTRACK_DEATH_PROCESS_DATA_MAX,
+					c->s->proc_data);
+		return 0;
+	}
+	if (!c->nr_threads)
+		return 0;
+	t = &c->s->threads[c->nr_threads - 1];
+	if (r->act >= t->nr_acts)
+		return 0;		/* an activity cut from the report */
+	dd = &c->s->act_data[t->first_act + r->act];
+	dd->off = c->data_len;
+	room = ACTRACK_DEATH_MAX_DATA - c->data_len;
+	if (room < sizeof(struct actrack_field)) {
+		c->flags |= ACTRACK_DEATH_TRUNCATED;
+		return 0;
+	}
+	room = min(room, ACTRACK_DEATH_ACT_DATA_MAX);
+	dd->len = actrack_collect_data(c, r, room, c->s->data + c->data_len);
+	c->data_len += dd->len;
+	return 0;
+}
+
+static int actrack_collect_thread(struct actrack_walk *w,
+				  struct actrack_collect *c,
+				  const struct actrack_walk_rec *r)
+{
+	const struct actrack_thread_copy *copy = r->thread;
+	struct actrack_death_thread *t;
+	u32 i, n;
 
 	if (c->nr_threads == ACTRACK_DEATH_MAX_THREADS) {
+		/* Full: copy no more trackers, however many claim the pid. */
 		c->flags |= ACTRACK_DEATH_TRUNCATED;
-		return;
+		w->types &= ~ACTRACK_WALK_THREADS;
+		return ACTRACK_WALK_SKIP;
 	}
-	/*
-	 * The iterator stops a cycle only after max_blocks steps; until then
-	 * it would hand us the same trackers again.  Seeing one twice is
-	 * the cycle: stop there rather than report duplicates.
-	 */
-	for (n = 0; n < c->nr_threads; n++) {
-		if (c->s->threads[n].ref == ref) {
-			actrack_arena_set_corrupt(&c->a);
-			c->stop = true;
-			return;
-		}
-	}
-	err = actrack_arena_copy_thread(&c->a, ref, copy);
-	t = &c->s->threads[c->nr_threads];
+	t = &c->s->threads[c->nr_threads++];
 	memset(t, 0, sizeof(*t));
-	t->ref = ref;
-	if (err == -EAGAIN) {
-		/* Never stable within the retries: say so, don't guess. */
-		th = actrack_arena_get(&c->a, ref, ACTRACK_TYPE_THREAD,
-				       sizeof(*th));
-		if (!th)
-			return;
-		t->tid = READ_ONCE(th->owner.tid);
-		t->torn = true;
-		c->nr_threads++;
-		return;
-	}
-	if (err || !actrack_same_owner(&copy->hdr.owner, c->p))
-		return;		/* gone, reused, or bad (flag set) */
+	t->ref = r->ref;
 	t->tid = copy->hdr.owner.tid;
+	if (r->torn) {
+		/* Never stable within the retries: say so, don't guess. */
+		t->torn = true;
+		return ACTRACK_WALK_SKIP;
+	}
 	t->depth = copy->hdr.depth;
 	t->fatal_signo = copy->hdr.fatal_signo;
 	t->fatal_code = copy->hdr.fatal_code;
@@ -268,52 +215,66 @@ static void actrack_collect_thread(struct actrack_collect *c, u32 ref)
 	t->nr_acts = n;
 	memcpy(&c->s->acts[c->nr_acts], copy->slots,
 	       n * sizeof(*copy->slots));
-	actrack_collect_act_data(c, c->nr_acts, n, t->tid);
+	for (i = 0; i < n; i++) {
+		c->s->act_data[c->nr_acts + i].off = c->data_len;
+		c->s->act_data[c->nr_acts + i].len = 0;
+	}
 	c->nr_acts += n;
-	c->nr_threads++;
+	/* And the activities' data, next, unless none of them fit. */
+	return n ? 0 : ACTRACK_WALK_SKIP;
 }
 
-static void actrack_collect_module(struct actrack_collect *c, u32 ref)
+static int actrack_collect_module(struct actrack_walk *w,
+				  struct actrack_collect *c,
+				  const struct actrack_walk_rec *r)
 {
-	struct actrack_module *m = &c->s->modules[c->nr_modules];
-	u32 i;
-	int n;
+	struct actrack_module *m;
 
 	if (c->nr_modules == ACTRACK_DEATH_MAX_MODULES) {
 		c->flags |= ACTRACK_DEATH_TRUNCATED;
-		return;
+		w->types &= ~ACTRACK_WALK_MODULES;
+		return 0;
 	}
-	for (i = 0; i < c->nr_modules; i++) {
-		if (c->s->module_refs[i] == ref) {	/* a cycle, as above */
-			actrack_arena_set_corrupt(&c->a);
-			c->stop = true;
-			return;
-		}
-	}
-	c->s->module_refs[c->nr_modules] = ref;
-	n = actrack_arena_copy_owned(&c->a, ref, ACTRACK_TYPE_MODULE, m,
-				     sizeof(*m));
-	if (n != sizeof(*m) || !actrack_same_owner(&m->owner, c->p))
-		return;
-	/* Make it safe for naive readers: terminated, sizes in range. */
+	m = &c->s->modules[c->nr_modules++];
+	*m = *r->module;
+	/* Safe for naive readers: terminated (the walk checked the build
+	 * id's size).
+	 */
 	m->path[sizeof(m->path) - 1] = '\0';
-	if (m->build_id_size > ACTRACK_BUILD_ID_MAX)
-		m->build_id_size = ACTRACK_BUILD_ID_MAX;
-	c->nr_modules++;
+	return 0;
+}
+
+static int actrack_collect_record(struct actrack_walk *w,
+				  const struct actrack_walk_rec *r)
+{
+	struct actrack_collect *c = w->ctx;
+
+	switch (r->type) {
+	case ACTRACK_TYPE_THREAD:
+		return actrack_collect_thread(w, c, r);
+	case ACTRACK_TYPE_PROCESS:
+		return actrack_collect_process(w, c, r);
+	case ACTRACK_TYPE_MODULE:
+		return actrack_collect_module(w, c, r);
+	default:
+		return actrack_collect_user_data(c, r);
+	}
 }
 
 /*
- * One bounded walk (actrack_arena_max_blocks() steps, in the iterator)
- * collects the process record's phase, every live tracker and module
- * record owned by (pid, start_ticks), in list order.  Threads, activities
- * and modules are bounded again here.
+ * One owner walk (arena/records.c: at most actrack_arena_max_blocks()
+ * blocks, each once) collects the process record's phase and
+ * annotations, every live tracker and module record owned by (pid,
+ * start_ticks) with its activities' data, in list order: one call into
+ * the arena core per report.  Threads, activities, modules and data are
+ * bounded again here; a full kind stops being copied.
  */
 static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 {
 	struct actrack_collect c = { .p = p };
-	struct actrack_arena_iter it;
 	struct actrack_death *d;
-	u32 ref, type;
+	struct actrack_walk *w;
+	u8 *seen;
 
 	/* Uncharged: the dead process's memcg may be gone, and the ring
 	 * that keeps the report is bounded per arena.
@@ -322,27 +283,25 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 	if (!c.s)
 		return NULL;
 	actrack_karena_view(p->arena, &c.a);
-	actrack_arena_iter_init(&it, &c.a);
-	while (!c.stop &&
-	       (ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
-		switch (type) {
-		case ACTRACK_TYPE_THREAD:
-			if (actrack_owned_by(&c, ref, type,
-					     sizeof(struct actrack_thread)))
-				actrack_collect_thread(&c, ref);
-			break;
-		case ACTRACK_TYPE_PROCESS:
-			if (actrack_owned_by(&c, ref, type,
-					     sizeof(struct actrack_process)))
-				actrack_collect_process(&c, ref);
-			break;
-		case ACTRACK_TYPE_MODULE:
-			if (actrack_owned_by(&c, ref, type,
-					     sizeof(struct actrack_module)))
-				actrack_collect_module(&c, ref);
-			break;
-		}
+	/* One bit per block: at most 512 KiB, for a 256 MiB arena. */
+	seen = kvmalloc(actrack_arena_seen_bytes(&c.a), GFP_KERNEL);
+	if (!seen) {
+		kvfree(c.s);
+		return NULL;
 	}
+	w = &c.s->walk;
+	w->a = &c.a;
+	w->key = &p->owner;
+	w->types = ACTRACK_WALK_THREADS | ACTRACK_WALK_PROCESSES |
+		   ACTRACK_WALK_MODULES | ACTRACK_WALK_USER_DATA;
+	w->fn = actrack_collect_record;
+	w->ctx = &c;
+	w->seen = seen;
+	w->ud_buf = c.s->ud;
+	w->ud_size = sizeof(c.s->ud);
+	w->ud_grow = NULL;
+	actrack_walk_records(w);	/* our callbacks never fail */
+	kvfree(seen);
 	if (c.a.corrupt) {
 		c.flags |= ACTRACK_DEATH_ARENA_CORRUPT;
 		atomic64_inc(&p->arena->stats.corruption);

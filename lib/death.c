@@ -32,44 +32,6 @@ static void death_status(struct actrack_death *d, int ws)
 	}
 }
 
-/*
- * The fields of user data block @ref if the dead process owns it (and
- * thread @tid, if @check_tid), from a seq-checked copy; nothing when it is
- * gone, torn, someone else's or does not parse (flagged corrupt).
- */
-static void death_values(struct actrack_arena *a, uint32_t ref,
-			 struct actrack_death *d, uint32_t tid, bool check_tid,
-			 struct actrack_value **out, uint32_t *nr)
-{
-	struct actrack_user_data *ud;
-	uint32_t size, used;
-	int r;
-
-	*out = NULL;
-	*nr = 0;
-	if (!ref || !actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA,
-				       sizeof(*ud)))
-		return;
-	size = actrack_arena_payload_size(a, ref);
-	ud = malloc(size);
-	if (!ud)
-		return;
-	r = actrack_arena_copy_owned(a, ref, ACTRACK_TYPE_USER_DATA, ud, size);
-	if (r < (int)sizeof(*ud) || !ud->owner.data_id ||
-	    ud->owner.pid != d->pid ||
-	    ud->owner.start_ticks != d->start_ticks ||
-	    (check_tid && ud->owner.tid != tid))
-		goto out;
-	used = (uint32_t)r - sizeof(*ud);
-	if (ud->used < used)
-		used = ud->used;
-	if (__actrack_parse_fields((const uint8_t *)(ud + 1), used, out,
-				   nr) == -EUCLEAN)
-		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
-out:
-	free(ud);
-}
-
 static void death_thread_free_values(struct actrack_death_thread *t)
 {
 	for (uint32_t k = 0; k < ACTRACK_THREAD_MAX_SLOTS; k++) {
@@ -79,215 +41,182 @@ static void death_thread_free_values(struct actrack_death_thread *t)
 	}
 }
 
-/* Phase, command line and annotations from the process record, if it is
- * still there. */
-static void death_process(struct actrack_arena *a, struct actrack_death *d)
+struct death_walk {
+	struct actrack_death *d;
+	uint32_t cap, mod_cap;		/* of d->threads, d->modules */
+};
+
+/*
+ * The fields of a user data block the walk copied and checked to be the
+ * dead process's (and the thread's, for an activity's); fields that do
+ * not parse are flagged corrupt and give nothing.
+ */
+static int death_values(struct death_walk *dw,
+			const struct actrack_walk_rec *r,
+			struct actrack_value **out, uint32_t *nr)
 {
-	struct actrack_process p;
-	uint32_t ref;
+	const struct actrack_user_data *ud = r->user_data;
+	uint32_t used = r->len - (uint32_t)sizeof(*ud);
 	int ret;
 
-	ref = actrack_arena_find_process(a, d->pid, d->start_ticks);
-	if (!ref)
-		return;
-	ret = actrack_arena_copy_owned(a, ref, ACTRACK_TYPE_PROCESS, &p,
-				       sizeof(p));
-	if (ret < (int)sizeof(p))
-		return;		/* gone, torn or short: no phase to tell */
-	/* The record may have been freed and reused between the lookup and
-	 * the copy: trust only the copy's owner. */
-	if (!p.owner.data_id || p.owner.pid != d->pid ||
-	    p.owner.start_ticks != d->start_ticks || p.owner.tid != 0)
-		return;
-	d->phase = p.phase;
-	d->cmdline_size = __actrack_join_cmdline(d->cmdline, p.cmdline,
-						 p.cmdline_size);
-	death_values(a, p.user_data, d, 0, false, &d->values, &d->nr_values);
+	__actrack_free_values(*out, *nr);
+	*out = NULL;
+	*nr = 0;
+	if (ud->used < used)
+		used = ud->used;
+	ret = __actrack_parse_fields((const uint8_t *)(ud + 1), used, out,
+				     nr);
+	if (ret == -EUCLEAN)
+		dw->d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
+	return ret == -ENOMEM ? ret : 0;
 }
 
-/* A thread whose copy was torn on every try: identity only, no stack. */
-static int death_torn(struct actrack_arena *a, uint32_t ref,
-		      struct actrack_death *d, struct actrack_death_thread *t)
+/* Phase, command line (and, next, annotations) of the process record. */
+static int death_process(struct actrack_walk *w, struct death_walk *dw,
+			 const struct actrack_walk_rec *r)
 {
-	struct actrack_thread *live;
-	uint32_t id;
-	size_t i;
+	struct actrack_death *d = dw->d;
+	const struct actrack_process *p = r->process;
 
-	live = actrack_arena_get(a, ref, ACTRACK_TYPE_THREAD, sizeof(*live));
-	if (!live)
-		return -ENOENT;
-	id = at_load_acquire(&live->owner.data_id);
-	if (!id)
-		return -ENOENT;
-	t->tid = at_load(&live->owner.tid);
-	for (i = 0; i < sizeof(t->name) - 1; i++)
-		t->name[i] = at_load(&live->name[i]);
-	t->name[sizeof(t->name) - 1] = '\0';
-	t->depth = at_load(&live->depth);
-	at_fence_acquire();
-	if (at_load(&live->owner.data_id) != id ||
-	    at_load(&live->owner.pid) != d->pid ||
-	    at_load(&live->owner.start_ticks) != d->start_ticks)
-		return -ENOENT;
-	t->torn = true;
-	t->nr_activities = 0;
+	/* The first live one counts: copy no other (forged) ones. */
+	w->types &= ~ACTRACK_WALK_PROCESSES;
+	d->phase = p->phase;
+	d->cmdline_size = __actrack_join_cmdline(d->cmdline, p->cmdline,
+						 p->cmdline_size);
 	return 0;
 }
 
-/* Takes over @t's values (freed if @t is not added). */
-static int death_add_thread(struct actrack_death *d, uint32_t *cap,
-			    struct actrack_death_thread *t)
+/* A thread goes into the report before its activities' values follow. */
+static int death_thread(struct death_walk *dw,
+			const struct actrack_walk_rec *r)
 {
-	struct actrack_death_thread *n;
-	uint32_t ncap;
+	const struct actrack_thread_copy *tc = r->thread;
+	struct actrack_death *d = dw->d;
+	struct actrack_death_thread *t, *n;
+	uint32_t ncap, nr;
 
 	if (d->nr_threads >= ACTRACK_DEATH_MAX_THREADS) {
 		d->flags |= ACTRACK_DEATH_TRUNCATED;
-		death_thread_free_values(t);
-		return 0;
+		return ACTRACK_WALK_SKIP;
 	}
-	if (d->nr_threads == *cap) {
-		ncap = *cap ? *cap * 2 : 8;
+	if (d->nr_threads == dw->cap) {
+		ncap = dw->cap ? dw->cap * 2 : 8;
 		if (ncap > ACTRACK_DEATH_MAX_THREADS)
 			ncap = ACTRACK_DEATH_MAX_THREADS;
 		n = realloc(d->threads, ncap * sizeof(*n));
-		if (!n) {
-			death_thread_free_values(t);
+		if (!n)
 			return -ENOMEM;
-		}
 		d->threads = n;
-		*cap = ncap;
+		dw->cap = ncap;
 	}
-	d->threads[d->nr_threads++] = *t;
+	t = &d->threads[d->nr_threads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tc->hdr.owner.tid;
+	memcpy(t->name, tc->hdr.name, sizeof(t->name) - 1);
+	t->depth = tc->hdr.depth;
+	if (r->torn) {
+		/* Changed on every try: identity only, no stack. */
+		t->torn = true;
+		return ACTRACK_WALK_SKIP;
+	}
+	t->fatal_signo = tc->hdr.fatal_signo;
+	t->fatal_code = tc->hdr.fatal_code;
+	t->fatal_addr = tc->hdr.fatal_addr;
+	t->fatal_pc = tc->hdr.fatal_pc;
+	/* The core bounds it already; it sizes a copy. */
+	nr = tc->nr_slots;
+	if (nr > ACTRACK_THREAD_MAX_SLOTS)
+		nr = ACTRACK_THREAD_MAX_SLOTS;
+	memcpy(t->activities, tc->slots, nr * sizeof(t->activities[0]));
+	t->nr_activities = nr;
 	return 0;
 }
 
 /* A module record of the dead process: where its pcs came from. */
-static int death_add_module(struct actrack_arena *a, uint32_t ref,
-			    struct actrack_death *d, uint32_t *cap)
+static int death_module(struct death_walk *dw,
+			const struct actrack_walk_rec *r)
 {
+	struct actrack_death *d = dw->d;
 	struct actrack_snap_module *n;
-	struct actrack_module m;
-	int r;
+	uint32_t ncap;
 
-	r = actrack_arena_copy_owned(a, ref, ACTRACK_TYPE_MODULE, &m,
-				     sizeof(m));
-	if (r == -ENOENT || r == -EAGAIN)
-		return 0;
-	if (r < (int)sizeof(m) || m.build_id_size > ACTRACK_BUILD_ID_MAX) {
-		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
-		return 0;
-	}
-	if (!m.owner.data_id || m.owner.pid != d->pid ||
-	    m.owner.start_ticks != d->start_ticks)
-		return 0;
 	if (d->nr_modules >= ACTRACK_DEATH_MAX_MODULES) {
 		d->flags |= ACTRACK_DEATH_TRUNCATED;
 		return 0;
 	}
-	if (d->nr_modules == *cap) {
-		uint32_t ncap = *cap ? *cap * 2 : 8;
-
+	if (d->nr_modules == dw->mod_cap) {
+		ncap = dw->mod_cap ? dw->mod_cap * 2 : 8;
 		if (ncap > ACTRACK_DEATH_MAX_MODULES)
 			ncap = ACTRACK_DEATH_MAX_MODULES;
 		n = realloc(d->modules, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		d->modules = n;
-		*cap = ncap;
+		dw->mod_cap = ncap;
 	}
-	__actrack_snap_module(&d->modules[d->nr_modules++], &m);
+	__actrack_snap_module(&d->modules[d->nr_modules++], r->module);
 	return 0;
 }
 
-/* One bounded walk: the threads and modules of (pid, start_ticks). */
+static int death_record(struct actrack_walk *w,
+			const struct actrack_walk_rec *r)
+{
+	struct death_walk *dw = w->ctx;
+	struct actrack_death_thread *t;
+
+	switch (r->type) {
+	case ACTRACK_TYPE_PROCESS:
+		return death_process(w, dw, r);
+	case ACTRACK_TYPE_THREAD:
+		return death_thread(dw, r);
+	case ACTRACK_TYPE_MODULE:
+		return death_module(dw, r);
+	}
+	/* User data, right after the record that refers to it. */
+	if (r->act == ACTRACK_WALK_PROCESS_DATA)
+		return death_values(dw, r, &dw->d->values, &dw->d->nr_values);
+	t = &dw->d->threads[dw->d->nr_threads - 1];
+	if (r->act >= t->nr_activities)
+		return 0;
+	return death_values(dw, r, &t->values[r->act], &t->nr_values[r->act]);
+}
+
+static void *death_ud_grow(struct actrack_walk *w, __u32 size)
+{
+	/* On failure the old buffer stays in w->ud_buf, freed with it. */
+	return realloc(w->ud_buf, size);
+}
+
+/* One owner walk: the process record, threads and modules of the dead
+ * (pid, start_ticks), with the user data they refer to. */
 static int death_walk(struct actrack_arena *a, struct actrack_death *d)
 {
-	struct actrack_thread_copy *tc;
-	struct actrack_death_thread t;
-	struct actrack_arena_iter it;
-	uint32_t ref, type, cap = 0, mod_cap = 0, nr;
-	uint8_t *seen;
-	int ret = 0;
+	const struct actrack_owner_key k = {
+		.pid = d->pid,
+		.pid_ns = ACTRACK_PID_NS_ANY,
+		.start_ticks = d->start_ticks,
+	};
+	struct death_walk dw = { .d = d };
+	struct actrack_walk *w;
+	int ret = -ENOMEM;
 
-	/* One bit per possible block: a block met twice is a cycle in a
-	 * corrupt list, which would otherwise report a thread many times. */
-	seen = calloc(actrack_arena_max_blocks(a) / 8 + 1, 1);
-	tc = malloc(sizeof(*tc));
-	if (!tc || !seen) {
-		free(tc);
-		free(seen);
+	w = calloc(1, sizeof(*w));
+	if (!w)
 		return -ENOMEM;
+	w->seen = malloc(actrack_arena_seen_bytes(a));
+	if (w->seen) {
+		w->a = a;
+		w->key = &k;
+		w->types = ACTRACK_WALK_THREADS | ACTRACK_WALK_PROCESSES |
+			   ACTRACK_WALK_MODULES | ACTRACK_WALK_USER_DATA;
+		w->fn = death_record;
+		w->ctx = &dw;
+		w->ud_grow = death_ud_grow;
+		ret = actrack_walk_records(w);
 	}
-	actrack_arena_iter_init(&it, a);
-	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
-		uint32_t bit = ref / ACTRACK_BLOCK_ALIGN;
-		struct actrack_thread *live;
-		int r;
-
-		if (seen[bit / 8] & (1U << (bit % 8))) {
-			d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
-			break;
-		}
-		seen[bit / 8] |= (uint8_t)(1U << (bit % 8));
-
-		if (type == ACTRACK_TYPE_MODULE) {
-			ret = death_add_module(a, ref, d, &mod_cap);
-			if (ret)
-				break;
-			continue;
-		}
-		if (type != ACTRACK_TYPE_THREAD)
-			continue;
-		/* Cheap filter on the live owner before the full copy; the
-		 * copy's owner is what decides. */
-		live = actrack_arena_get(a, ref, ACTRACK_TYPE_THREAD,
-					 sizeof(*live));
-		if (!live || at_load(&live->owner.pid) != d->pid ||
-		    at_load(&live->owner.start_ticks) != d->start_ticks)
-			continue;
-
-		memset(&t, 0, sizeof(t));
-		r = actrack_arena_copy_thread(a, ref, tc);
-		if (r == -EAGAIN) {
-			if (death_torn(a, ref, d, &t))
-				continue;
-		} else if (r == -ENOENT) {
-			continue;
-		} else if (r < 0) {
-			d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
-			continue;
-		} else {
-			if (!tc->hdr.owner.data_id ||
-			    tc->hdr.owner.pid != d->pid ||
-			    tc->hdr.owner.start_ticks != d->start_ticks)
-				continue;
-			t.tid = tc->hdr.owner.tid;
-			memcpy(t.name, tc->hdr.name, sizeof(t.name) - 1);
-			t.name[sizeof(t.name) - 1] = '\0';
-			t.depth = tc->hdr.depth;
-			t.fatal_signo = tc->hdr.fatal_signo;
-			t.fatal_code = tc->hdr.fatal_code;
-			t.fatal_addr = tc->hdr.fatal_addr;
-			t.fatal_pc = tc->hdr.fatal_pc;
-			/* The core bounds it already; it sizes a copy. */
-			nr = tc->nr_slots;
-			if (nr > ACTRACK_THREAD_MAX_SLOTS)
-				nr = ACTRACK_THREAD_MAX_SLOTS;
-			memcpy(t.activities, tc->slots,
-			       nr * sizeof(t.activities[0]));
-			t.nr_activities = nr;
-			for (uint32_t k = 0; k < nr; k++)
-				death_values(a, t.activities[k].user_data, d,
-					     t.tid, true, &t.values[k],
-					     &t.nr_values[k]);
-		}
-		ret = death_add_thread(d, &cap, &t);
-		if (ret)
-			break;
-	}
-	free(tc);
-	free(seen);
+	free(w->ud_buf);
+	free(w->seen);
+	free(w);
 	return ret;
 }
 
@@ -337,7 +266,6 @@ int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
 	 * reader's flag as it was plus what we found. */
 	was_corrupt = a->corrupt;
 	a->corrupt = false;
-	death_process(a, d);
 	ret = death_walk(a, d);
 	if (a->corrupt)
 		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;

@@ -38,6 +38,8 @@ static struct snap_key owner_key(const struct actrack_owner *o)
 struct proc_item {
 	struct snap_key key;
 	struct actrack_process rec;
+	uint32_t nr_values;		/* its annotations, until moved */
+	struct actrack_value *values;
 };
 
 struct log_item {
@@ -60,12 +62,15 @@ struct vec {
 struct collect {
 	struct actrack_arena *a;
 	bool corrupt;
+	bool global;			/* the user data is the global block */
 	uint32_t nr_torn;
-	struct actrack_thread_copy *tc;	/* scratch: ~4 KiB */
+	struct actrack_walk *w;		/* the owner walk: ~4.3 KiB */
 	struct vec procs;		/* struct proc_item */
 	struct vec threads;		/* struct actrack_snap_thread */
 	struct vec logs;		/* struct log_item */
 	struct vec modules;		/* struct module_item */
+	uint32_t nr_global_values;
+	struct actrack_value *global_values;
 };
 
 /* Room for one more element of @size bytes; the walk is bounded, so a
@@ -116,209 +121,147 @@ static void free_thread(struct actrack_snap_thread *t)
 static void collect_free(struct collect *c)
 {
 	struct actrack_snap_thread *threads = c->threads.v;
+	struct proc_item *procs = c->procs.v;
 	struct log_item *logs = c->logs.v;
 
 	for (uint32_t i = 0; i < c->threads.nr; i++)
 		free_thread(&threads[i]);
+	for (uint32_t i = 0; i < c->procs.nr; i++)
+		__actrack_free_values(procs[i].values, procs[i].nr_values);
 	for (uint32_t i = 0; i < c->logs.nr; i++)
 		free(logs[i].entries);
+	__actrack_free_values(c->global_values, c->nr_global_values);
 	free(c->procs.v);
 	free(c->threads.v);
 	free(c->logs.v);
 	free(c->modules.v);
-	free(c->tc);
+	if (c->w) {
+		free(c->w->seen);
+		free(c->w->ud_buf);
+		free(c->w);
+	}
 }
 
 /*
- * The live owner of the user data block @ref, read without trusting it:
- * a reference we copied may already point at a block reused by another
- * process (or thread), whose values must not be shown as ours.
+ * The values of a user data block the walk copied and checked to be the
+ * referring record's.  Only -ENOMEM is fatal; fields that do not parse
+ * are no values and mark the arena corrupt.
  */
-static bool user_data_owned_by(struct actrack_arena *a, uint32_t ref,
-			       const struct snap_key *k)
+static int collect_values(struct collect *c, const struct actrack_walk_rec *r,
+			  struct actrack_value **out, uint32_t *nr)
 {
-	struct actrack_user_data *ud;
-
-	ud = actrack_arena_get(a, ref, ACTRACK_TYPE_USER_DATA, sizeof(*ud));
-	if (!ud || !at_load_acquire(&ud->owner.data_id))
-		return false;
-	return at_load(&ud->owner.pid) == k->pid &&
-	       at_load(&ud->owner.pid_ns) == k->pid_ns &&
-	       at_load(&ud->owner.start_ticks) == k->start_ticks;
-}
-
-/*
- * Values of the user data block @ref owned by @k.
- * Only -ENOMEM is fatal; a block that is gone, torn or bad just has no
- * values (bad ones mark the snapshot corrupt).
- */
-static int read_values(struct collect *c, uint32_t ref,
-		       const struct snap_key *k, struct actrack_value **out,
-		       uint32_t *nr)
-{
+	const struct actrack_user_data *ud = r->user_data;
+	uint32_t used = r->len - (uint32_t)sizeof(*ud);
 	int ret;
 
-	*out = NULL;
-	*nr = 0;
-	if (!ref)
-		return 0;
-	if (!user_data_owned_by(c->a, ref, k))
-		return 0;
-	ret = __actrack_read_values(c->a, ref, out, nr);
+	if (ud->used < used)
+		used = ud->used;
+	ret = __actrack_parse_fields((const uint8_t *)(ud + 1), used, out, nr);
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret < 0) {
-		if (ret != -ENOENT && ret != -EAGAIN)
-			c->corrupt = true;
+		actrack_arena_set_corrupt(c->a);
 		*out = NULL;
 		*nr = 0;
 	}
 	return 0;
 }
 
-static int collect_process(struct collect *c, uint32_t ref)
+/* User data follows the record that refers to it (actrack_walk_records()). */
+static int collect_user_data(struct collect *c,
+			     const struct actrack_walk_rec *r)
 {
-	struct actrack_process rec;
-	struct proc_item *it;
-	int ret;
+	struct actrack_snap_thread *t;
+	struct proc_item *p;
 
-	ret = actrack_arena_copy_owned(c->a, ref, ACTRACK_TYPE_PROCESS, &rec,
-				       sizeof(rec));
-	if (ret == -ENOENT || ret == -EAGAIN)
+	if (c->global)
+		return collect_values(c, r, &c->global_values,
+				      &c->nr_global_values);
+	if (r->act == ACTRACK_WALK_PROCESS_DATA) {
+		if (!c->procs.nr)
+			return 0;
+		p = &((struct proc_item *)c->procs.v)[c->procs.nr - 1];
+		__actrack_free_values(p->values, p->nr_values);
+		return collect_values(c, r, &p->values, &p->nr_values);
+	}
+	if (!c->threads.nr)
 		return 0;
-	if (ret < (int)sizeof(rec) || !rec.owner.data_id ||
-	    !rec.owner.pid || rec.owner.tid) {
+	t = &((struct actrack_snap_thread *)c->threads.v)[c->threads.nr - 1];
+	if (r->act >= t->nr_activities)
+		return 0;
+	/*
+	 * The values are read after the stack copy, so if the thread has
+	 * since popped this slot and pushed again, they belong to the newer
+	 * activity in the same slot; the walk's owner check still guarantees
+	 * they are this thread's.
+	 */
+	__actrack_free_values(t->activities[r->act].values,
+			      t->activities[r->act].nr_values);
+	return collect_values(c, r, &t->activities[r->act].values,
+			      &t->activities[r->act].nr_values);
+}
+
+static int collect_process(struct collect *c, const struct actrack_walk_rec *r)
+{
+	struct proc_item *it;
+
+	if (r->len < sizeof(it->rec)) {
 		c->corrupt = true;
-		return 0;
+		return ACTRACK_WALK_SKIP;
 	}
 	it = vec_push(&c->procs, sizeof(*it));
 	if (!it)
 		return -ENOMEM;
-	it->key = owner_key(&rec.owner);
-	it->rec = rec;
+	memset(it, 0, sizeof(*it));
+	it->key = owner_key(r->owner);
+	it->rec = *r->process;
 	return 0;
 }
 
-/* A thread that changed on every try: identify it, report no stack. */
-static int torn_thread(struct collect *c, uint32_t ref,
-		       struct actrack_snap_thread *t)
+static int collect_thread(struct collect *c, const struct actrack_walk_rec *r)
 {
-	struct actrack_thread *live;
-	uint32_t id;
-
-	live = actrack_arena_get(c->a, ref, ACTRACK_TYPE_THREAD,
-				 sizeof(*live));
-	if (!live)
-		return -ENOENT;
-	id = at_load_acquire(&live->owner.data_id);
-	if (!id)
-		return -ENOENT;
-	t->pid = at_load(&live->owner.pid);
-	t->tid = at_load(&live->owner.tid);
-	t->pid_ns = at_load(&live->owner.pid_ns);
-	t->start_ticks = at_load(&live->owner.start_ticks);
-	for (size_t i = 0; i < sizeof(t->name) - 1; i++)
-		t->name[i] = at_load(&live->name[i]);
-	t->start_time_ns = at_load(&live->start_time_ns);
-	t->depth = at_load(&live->depth);
-	at_fence_acquire();
-	/* Freed or reused while we looked: not a torn thread, a gone one. */
-	if (at_load(&live->owner.data_id) != id)
-		return -ENOENT;
-	t->torn = true;
-	return 0;
-}
-
-static int collect_thread(struct collect *c, uint32_t ref)
-{
-	struct actrack_thread_copy *tc = c->tc;
-	struct actrack_snap_thread t;
-	struct snap_key tkey;
-	uint32_t nr;
-	int ret;
-
-	memset(&t, 0, sizeof(t));
-	ret = actrack_arena_copy_thread(c->a, ref, tc);
-	if (ret == -EAGAIN) {
-		if (torn_thread(c, ref, &t))
-			return 0;
-		if (!t.pid || !t.tid) {
-			c->corrupt = true;
-			return 0;
-		}
-		c->nr_torn++;
-		goto add;
-	}
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0 || !tc->hdr.owner.data_id || !tc->hdr.owner.pid ||
-	    !tc->hdr.owner.tid) {
-		c->corrupt = true;
-		return 0;
-	}
-
-	t.pid = tc->hdr.owner.pid;
-	t.tid = tc->hdr.owner.tid;
-	t.pid_ns = tc->hdr.owner.pid_ns;
-	t.start_ticks = tc->hdr.owner.start_ticks;
-	memcpy(t.name, tc->hdr.name, sizeof(t.name) - 1);
-	t.start_time_ns = tc->hdr.start_time_ns;
-	t.depth = tc->hdr.depth;
-	t.version = tc->hdr.version;
-	/* A saved image whose saver could not copy this thread consistently. */
-	if (tc->hdr.flags & ACTRACK_THREAD_IMAGE_TORN) {
-		t.torn = true;
-		c->nr_torn++;
-		goto add;
-	}
-	t.fatal_signo = tc->hdr.fatal_signo;
-	t.fatal_code = tc->hdr.fatal_code;
-	t.fatal_addr = tc->hdr.fatal_addr;
-	t.fatal_pc = tc->hdr.fatal_pc;
+	const struct actrack_thread_copy *tc = r->thread;
+	struct actrack_snap_thread *t;
+	uint32_t nr = tc->nr_slots;
 
 	/* The core bounds nr_slots already; re-check, it sizes a copy. */
-	nr = tc->nr_slots;
-	if (nr > ACTRACK_THREAD_MAX_SLOTS || nr > t.depth) {
+	if (nr > ACTRACK_THREAD_MAX_SLOTS || nr > tc->hdr.depth) {
 		c->corrupt = true;
-		return 0;
+		return ACTRACK_WALK_SKIP;
 	}
+	t = vec_push(&c->threads, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t, 0, sizeof(*t));
+	t->pid = tc->hdr.owner.pid;
+	t->tid = tc->hdr.owner.tid;
+	t->pid_ns = tc->hdr.owner.pid_ns;
+	t->start_ticks = tc->hdr.owner.start_ticks;
+	memcpy(t->name, tc->hdr.name, sizeof(t->name) - 1);
+	t->start_time_ns = tc->hdr.start_time_ns;
+	t->depth = tc->hdr.depth;
+	t->version = tc->hdr.version;
+	if (r->torn) {
+		t->torn = true;
+		c->nr_torn++;
+		return ACTRACK_WALK_SKIP;
+	}
+	t->fatal_signo = tc->hdr.fatal_signo;
+	t->fatal_code = tc->hdr.fatal_code;
+	t->fatal_addr = tc->hdr.fatal_addr;
+	t->fatal_pc = tc->hdr.fatal_pc;
 	if (nr) {
-		t.activities = calloc(nr, sizeof(*t.activities));
-		if (!t.activities)
-			return -ENOMEM;
-		t.nr_activities = nr;
-	}
-	tkey = owner_key(&tc->hdr.owner);
-	for (uint32_t i = 0; i < nr; i++) {
-		struct actrack_snap_activity *sa = &t.activities[i];
-
-		sa->a = tc->slots[i];
-		/*
-		 * The values are read after the stack copy, so if the thread
-		 * has since popped this slot and pushed again, they belong to
-		 * the newer activity in the same slot; the owner check still
-		 * guarantees they are this thread's.
-		 */
-		ret = read_values(c, sa->a.user_data, &tkey, &sa->values,
-				  &sa->nr_values);
-		if (ret) {
-			free_thread(&t);
-			return ret;
-		}
-	}
-	/* After the values: they are read as close to the copy as can be. */
-	__actrack_read_held(c->a, ref, &tc->hdr, &t);
-add:
-	{
-		struct actrack_snap_thread *dst;
-
-		dst = vec_push(&c->threads, sizeof(*dst));
-		if (!dst) {
-			free_thread(&t);
+		t->activities = calloc(nr, sizeof(*t->activities));
+		if (!t->activities) {
+			c->threads.nr--;
 			return -ENOMEM;
 		}
-		*dst = t;
+		t->nr_activities = nr;
 	}
+	for (uint32_t i = 0; i < nr; i++)
+		t->activities[i].a = tc->slots[i];
+	/* The held-lock set (ABI 1.2), read next to the copy it goes with. */
+	__actrack_read_held(c->a, r->ref, &tc->hdr, t);
 	return 0;
 }
 
@@ -344,33 +287,29 @@ static int log_sort_cmp(const void *x, const void *y)
  * an entry is kept only if that count is even and unchanged across our
  * copy.  Capacity is read once and bounded by the block's payload.
  */
-static int collect_log(struct collect *c, uint32_t ref)
+static int collect_log(struct collect *c, const struct actrack_walk_rec *r)
 {
 	struct actrack_log *l;
 	struct log_sort *tmp = NULL;
 	struct log_item *it;
 	uint32_t id, cap, max, head, n = 0;
-	__u32 payload;
 	struct snap_key key;
 
-	l = actrack_arena_get(c->a, ref, ACTRACK_TYPE_LOG, sizeof(*l));
+	/* The walk checked the owner on a copy of the header; the entries
+	 * are read live, and kept only if the data id is still that copy's. */
+	l = actrack_arena_get(c->a, r->ref, ACTRACK_TYPE_LOG, sizeof(*l));
 	if (!l)
 		return 0;
-	payload = actrack_arena_payload_size(c->a, ref);
-	if (payload < sizeof(*l)) {
+	if (r->payload < sizeof(*l)) {
 		c->corrupt = true;
 		return 0;
 	}
-	id = at_load_acquire(&l->owner.data_id);
-	if (!id)
-		return 0;
-	key.pid = at_load(&l->owner.pid);
-	key.pid_ns = at_load(&l->owner.pid_ns);
-	key.start_ticks = at_load(&l->owner.start_ticks);
-	cap = at_load(&l->capacity);
-	max = (payload - (uint32_t)sizeof(*l)) /
+	id = r->log->owner.data_id;
+	key = owner_key(r->owner);
+	cap = r->log->capacity;
+	max = (r->payload - (uint32_t)sizeof(*l)) /
 	      (uint32_t)sizeof(struct actrack_log_entry);
-	if (!key.pid || cap > max) {
+	if (cap > max) {
 		c->corrupt = true;
 		return 0;
 	}
@@ -454,80 +393,73 @@ static int collect_log(struct collect *c, uint32_t ref)
 	return 0;
 }
 
-static int collect_module(struct collect *c, uint32_t ref)
+static int collect_module(struct collect *c, const struct actrack_walk_rec *r)
 {
-	struct actrack_module rec;
 	struct module_item *it;
-	int ret;
 
-	ret = actrack_arena_copy_owned(c->a, ref, ACTRACK_TYPE_MODULE, &rec,
-				       sizeof(rec));
-	if (ret == -ENOENT || ret == -EAGAIN)
-		return 0;
-	if (ret < (int)sizeof(rec) || !rec.owner.data_id || !rec.owner.pid ||
-	    rec.build_id_size > ACTRACK_BUILD_ID_MAX) {
-		c->corrupt = true;
-		return 0;
-	}
 	it = vec_push(&c->modules, sizeof(*it));
 	if (!it)
 		return -ENOMEM;
-	it->key = owner_key(&rec.owner);
-	__actrack_snap_module(&it->mod, &rec);
+	it->key = owner_key(r->owner);
+	__actrack_snap_module(&it->mod, r->module);
 	return 0;
 }
 
-/*
- * One bounded walk of the iterable list: copy every record we know.  The
- * core bounds the walk by the number of blocks that fit, but a cycle would
- * still hand us the same blocks again and again up to that bound; a bitmap
- * of the blocks seen stops at the first repeat, so each record is reported
- * once.
- */
-static int collect_all(struct collect *c)
+static int collect_record(struct actrack_walk *w,
+			  const struct actrack_walk_rec *r)
 {
-	uint32_t nbits = actrack_arena_max_blocks(c->a);
-	struct actrack_arena_iter it;
-	__u32 ref, type;
-	uint8_t *seen;
-	int ret = 0;
+	struct collect *c = w->ctx;
 
-	seen = calloc(nbits / 8 + 1, 1);
-	if (!seen)
-		return -ENOMEM;
-	actrack_arena_iter_init(&it, c->a);
-	while (!ret && (ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY,
-						       &type))) {
-		uint32_t bit = ref / ACTRACK_BLOCK_ALIGN;
-
-		/* Validated by the iterator: ref < size, so bit < nbits. */
-		if (seen[bit / 8] & (1U << (bit % 8))) {
-			c->corrupt = true;
-			break;
-		}
-		seen[bit / 8] |= (uint8_t)(1U << (bit % 8));
-		switch (type) {
-		case ACTRACK_TYPE_PROCESS:
-			ret = collect_process(c, ref);
-			break;
-		case ACTRACK_TYPE_THREAD:
-			ret = collect_thread(c, ref);
-			break;
-		case ACTRACK_TYPE_LOG:
-			ret = collect_log(c, ref);
-			break;
-		case ACTRACK_TYPE_MODULE:
-			ret = collect_module(c, ref);
-			break;
-		default:
-			/* user data is reached through references; free,
-			 * transitioning and unknown (newer) types are not
-			 * ours to read */
-			break;
-		}
+	switch (r->type) {
+	case ACTRACK_TYPE_PROCESS:
+		return collect_process(c, r);
+	case ACTRACK_TYPE_THREAD:
+		return collect_thread(c, r);
+	case ACTRACK_TYPE_LOG:
+		return collect_log(c, r);
+	case ACTRACK_TYPE_MODULE:
+		return collect_module(c, r);
+	default:
+		return collect_user_data(c, r);
 	}
-	free(seen);
-	return ret;
+}
+
+static void *collect_ud_grow(struct actrack_walk *w, __u32 size)
+{
+	/* On failure the old buffer stays in w->ud_buf, freed with it. */
+	return realloc(w->ud_buf, size);
+}
+
+/*
+ * One owner walk over every owner: each record copied, checked and
+ * reported once (a cycle ends the walk), the user data of processes and
+ * activities with it; then the global user data, which is nobody's.
+ */
+static int collect_all(struct collect *c, uint32_t global_data)
+{
+	static const struct actrack_owner global_owner;	/* pid 0 */
+	struct actrack_walk *w;
+	int ret;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	c->w = w;
+	w->seen = malloc(actrack_arena_seen_bytes(c->a));
+	if (!w->seen)
+		return -ENOMEM;
+	w->a = c->a;
+	w->types = ACTRACK_WALK_THREADS | ACTRACK_WALK_PROCESSES |
+		   ACTRACK_WALK_MODULES | ACTRACK_WALK_LOGS |
+		   ACTRACK_WALK_USER_DATA;
+	w->fn = collect_record;
+	w->ctx = c;
+	w->ud_grow = collect_ud_grow;
+	ret = actrack_walk_records(w);
+	if (ret || !global_data)
+		return ret;
+	c->global = true;
+	return actrack_walk_user_data(w, global_data, &global_owner, 0, 0);
 }
 
 uint32_t __actrack_join_cmdline(char *dst, const char *src, uint32_t n)
@@ -653,7 +585,6 @@ static int fill_records(struct collect *c, struct actrack_snapshot *s)
 	for (uint32_t i = 0; i < c->procs.nr; i++) {
 		struct actrack_snap_process *p = find_proc(s, &procs[i].key);
 		const struct actrack_process *rec = &procs[i].rec;
-		int ret;
 
 		/* A second record for one owner is a writer bug
 		 * or a forgery; the first one wins. */
@@ -665,10 +596,11 @@ static int fill_records(struct collect *c, struct actrack_snapshot *s)
 		p->launch_time_ns = rec->launch_time_ns;
 		__actrack_join_cmdline(p->cmdline, rec->cmdline,
 				       rec->cmdline_size);
-		ret = read_values(c, rec->user_data, &procs[i].key,
-				  &p->values, &p->nr_values);
-		if (ret)
-			return ret;
+		/* Its annotations, read by the walk right after it. */
+		p->values = procs[i].values;
+		p->nr_values = procs[i].nr_values;
+		procs[i].values = NULL;
+		procs[i].nr_values = 0;
 	}
 	return 0;
 }
@@ -787,7 +719,6 @@ int __actrack_snapshot_arena(struct actrack_arena *a,
 			     struct actrack_snapshot **out)
 {
 	struct actrack_snapshot *s;
-	static const struct snap_key global_key;	/* pid 0: nobody's */
 	struct collect c;
 	int ret;
 
@@ -802,16 +733,11 @@ int __actrack_snapshot_arena(struct actrack_arena *a,
 		return -ENOMEM;
 	memset(&c, 0, sizeof(c));
 	c.a = a;
-	c.tc = malloc(sizeof(*c.tc));
-	if (!c.tc) {
-		ret = -ENOMEM;
-		goto err;
-	}
 	/* A copy of a header that may still change (flags, freeptr): only
 	 * what was checked above is relied upon. */
 	memcpy(&s->header, a->base, sizeof(s->header));
 
-	ret = collect_all(&c);
+	ret = collect_all(&c, s->header.global_data);
 	if (!ret)
 		ret = make_processes(&c, s);
 	if (!ret)
@@ -820,11 +746,12 @@ int __actrack_snapshot_arena(struct actrack_arena *a,
 		ret = fill_threads(&c, s);
 	if (!ret)
 		ret = fill_logs_modules(&c, s);
-	if (!ret && s->header.global_data)
-		ret = read_values(&c, s->header.global_data, &global_key,
-				  &s->global_values, &s->nr_global_values);
 	if (ret)
 		goto err;
+	s->global_values = c.global_values;
+	s->nr_global_values = c.nr_global_values;
+	c.global_values = NULL;
+	c.nr_global_values = 0;
 
 	s->nr_torn = c.nr_torn;
 	s->used_bytes = actrack_arena_used(a);
