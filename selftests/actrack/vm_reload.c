@@ -218,16 +218,17 @@ static void opener(volatile int *hold, unsigned int pause_us)
  *
  * On a debug kernel (ACTRACK_SLOW_KERNEL=d, test_harness.h) the cycles are
  * divided by d (at least 10).  The tries and the openers' pause are times,
- * not counts: an exit and an open/map/close there take d times longer or
- * more, so both are multiplied by d, or the victim would still be exiting
+ * not counts: an exit and an open/map/close there take 10-35 times longer,
+ * so both are multiplied by 3 * d, or the victim would still be exiting
  * after the last try and the openers would hold the module nearly always
- * (seen: 0 unloads right after a kill in 10 cycles).
+ * (seen with neither multiplied: 0 unloads right after a kill in 10
+ * cycles; with d alone: 1 in 10).
  */
 TEST_F_TIMEOUT(reload, kills_during_unload_and_reload, 280)
 {
 	int cycle, unloaded = 0, busy = 0, fails = 0, stopped = 0;
 	int reloads = actrack_test_scaled(RELOADS, 10);
-	int slow = actrack_test_slowness();
+	int d = actrack_test_slowness(), slow = d > 1 ? 3 * d : 1;
 	volatile int *hold;
 	pid_t openers[2];
 
