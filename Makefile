@@ -318,7 +318,9 @@ check-vm: all
 	scripts/vmtest --kernel all
 
 # The whole VM suite on the debug kernel; its first run builds the kernel
-# (cached in ~/.cache/actrack, see scripts/debug-kernel).
+# (cached in ~/.cache/actrack, see scripts/debug-kernel).  The stress tests
+# run their counts / 10 there (ACTRACK_VMTEST_DEBUG_DIVISOR, see
+# scripts/vmtest --help); about an hour on the shared 2-core machine.
 check-debug: all
 	ACTRACK_VMTEST_ARGS="--kernel debug $(ACTRACK_VMTEST_ARGS)" scripts/run-tests --vm $(O)
 

@@ -56,4 +56,36 @@
 #define ACTRACK_UNDER_TSAN	1
 #endif
 
+/*
+ * A stress test's fixed count on a slow kernel.  The debug kernels (KASAN,
+ * lockdep, kmemleak, UBSAN... under qemu TCG) run process creation, exit
+ * and module loading 10-35 times slower than Debian's kernels, so 1,000
+ * processes no longer fit the per-case limit that catches a hang.
+ * scripts/vmtest tells /init that it booted such a kernel, and /init puts
+ * ACTRACK_SLOW_KERNEL=<divisor> into every test's environment
+ * (ACTRACK_VMTEST_DEBUG_DIVISOR, default 10).  A stress test then runs
+ * @n / divisor iterations, never fewer than @min, asserts the exact outcome
+ * of the count it ran, and logs that count.  Unset (Debian's kernels, the
+ * host, make check): @n unchanged.  A value that is not an integer from 1
+ * to 1000 is ignored (1) rather than guessed at.
+ */
+static inline int actrack_test_slowness(void)
+{
+	const char *s = getenv("ACTRACK_SLOW_KERNEL");
+	char *end;
+	long d;
+
+	if (!s || !*s)
+		return 1;
+	d = strtol(s, &end, 10);
+	return *end || d < 1 || d > 1000 ? 1 : (int)d;
+}
+
+static inline int actrack_test_scaled(int n, int min)
+{
+	int d = actrack_test_slowness();
+
+	return n / d >= min ? n / d : (min < n ? min : n);
+}
+
 #endif /* ACTRACK_TEST_HARNESS_H */
