@@ -110,6 +110,26 @@ void actrack_capture_pool_free(struct actrack_karena *ka)
 }
 
 /*
+ * The arena's pool, or NULL.  Pairs with the cmpxchg_release() that
+ * published it: its slot geometry is seen initialized.
+ */
+static struct actrack_capture_pool *actrack_pool(struct actrack_proc *p)
+{
+	/* acquire: pairs with cmpxchg_release() in actrack_capture_pool_get() */
+	return smp_load_acquire(&p->arena->capture);
+}
+
+/*
+ * Is @s's copy complete?  Pairs with the smp_store_release() at the end
+ * of actrack_capture_thread(): the registers and bytes are seen written.
+ */
+static bool actrack_slot_ready(struct actrack_capture_slot *s)
+{
+	/* acquire: pairs with smp_store_release() in actrack_capture_thread() */
+	return smp_load_acquire(&s->ready);
+}
+
+/*
  * Would get_signal() kill the group for @sig?  It traces the signal
  * before it decides; this is its decision, for a signal it acts on.
  */
@@ -225,7 +245,7 @@ static void actrack_copy_stack(struct actrack_capture_slot *s)
  */
 static void actrack_capture_thread(struct actrack_proc *p)
 {
-	struct actrack_capture_pool *pool = smp_load_acquire(&p->arena->capture);
+	struct actrack_capture_pool *pool = actrack_pool(p);
 	struct actrack_capture_slot *s;
 
 	if (!pool)
@@ -258,6 +278,7 @@ static void actrack_capture_thread(struct actrack_proc *p)
 		return;
 	}
 	actrack_copy_stack(s);
+	/* release: the copy before ready; pairs with actrack_slot_ready() */
 	smp_store_release(&s->ready, 1);
 }
 
@@ -286,7 +307,7 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
 						  u32 *flags)
 {
-	struct actrack_capture_pool *pool = smp_load_acquire(&p->arena->capture);
+	struct actrack_capture_pool *pool = actrack_pool(p);
 	struct actrack_death_stacks *ds = NULL;
 	struct actrack_capture_slot *s;
 	u32 i, n = 0, bytes = 0;
@@ -300,7 +321,7 @@ struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
 		return NULL;
 	for (i = 0; i < pool->nr_slots; i++) {
 		s = actrack_slot(pool, i);
-		if (!test_bit(i, pool->busy) || !smp_load_acquire(&s->ready))
+		if (!test_bit(i, pool->busy) || !actrack_slot_ready(s))
 			continue;
 		if (READ_ONCE(s->owner) == p->capture_id) {
 			n++;
@@ -326,7 +347,7 @@ struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
 		struct actrack_death_stack *out;
 
 		s = actrack_slot(pool, i);
-		if (!test_bit(i, pool->busy) || !smp_load_acquire(&s->ready) ||
+		if (!test_bit(i, pool->busy) || !actrack_slot_ready(s) ||
 		    READ_ONCE(s->owner) != p->capture_id)
 			continue;
 		if (ds && ds->nr < n) {
@@ -351,13 +372,13 @@ struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
  */
 void actrack_capture_drop(struct actrack_proc *p)
 {
-	struct actrack_capture_pool *pool = smp_load_acquire(&p->arena->capture);
+	struct actrack_capture_pool *pool = actrack_pool(p);
 	struct actrack_capture_slot *s;
 	u32 i;
 
 	for (i = 0; pool && i < pool->nr_slots; i++) {
 		s = actrack_slot(pool, i);
-		if (test_bit(i, pool->busy) && smp_load_acquire(&s->ready) &&
+		if (test_bit(i, pool->busy) && actrack_slot_ready(s) &&
 		    READ_ONCE(s->owner) == p->capture_id)
 			actrack_slot_release(pool, s);
 	}
