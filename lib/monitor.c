@@ -924,14 +924,13 @@ static int mon_family_reply(struct actrack_monitor *m,
 	return 0;
 }
 
-/* Generic netlink id of "actrack": -ENOENT when the module is not loaded. */
-static int mon_resolve(struct actrack_monitor *m, struct mnl_socket *nl)
+/* Ask the controller about family @name on @nl; its answer goes to @fn. */
+static int mon_get_family(struct actrack_monitor *m, struct mnl_socket *nl,
+			  const char *name, mon_reply_fn fn, void *arg)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
 	struct genlmsghdr *g;
-	uint16_t id = 0;
-	int ret;
 
 	nlh->nlmsg_type = GENL_ID_CTRL;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
@@ -939,9 +938,17 @@ static int mon_resolve(struct actrack_monitor *m, struct mnl_socket *nl)
 	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
 	g->cmd = CTRL_CMD_GETFAMILY;
 	g->version = 1;
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ACTRACK_GENL_NAME);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
+	return mon_transact(m, nl, nlh, false, fn, arg, false);
+}
 
-	ret = mon_transact(m, nl, nlh, false, mon_family_reply, &id, false);
+/* Generic netlink id of "actrack": -ENOENT when the module is not loaded. */
+static int mon_resolve(struct actrack_monitor *m, struct mnl_socket *nl)
+{
+	uint16_t id = 0;
+	int ret;
+
+	ret = mon_get_family(m, nl, ACTRACK_GENL_NAME, mon_family_reply, &id);
 	if (ret)
 		return ret;
 	if (id < NLMSG_MIN_TYPE)
@@ -1007,20 +1014,10 @@ static int mon_ctrl_reply(struct actrack_monitor *m,
  */
 static int mon_watch_ctrl(struct actrack_monitor *m, struct mnl_socket *nl)
 {
-	char req[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-	struct genlmsghdr *g;
 	uint32_t grp = 0;
 	int ret;
 
-	nlh->nlmsg_type = GENL_ID_CTRL;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = ++m->seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = CTRL_CMD_GETFAMILY;
-	g->version = 1;
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, "nlctrl");
-	ret = mon_transact(m, nl, nlh, false, mon_ctrl_reply, &grp, false);
+	ret = mon_get_family(m, nl, "nlctrl", mon_ctrl_reply, &grp);
 	if (ret)
 		return ret;
 	if (!grp)
