@@ -14,25 +14,6 @@
 
 #define MODULE_NAME	"actrack"
 
-static const char *module_path(void)
-{
-	const char *p = getenv("ACTRACK_KO");
-
-	return p && *p ? p : "/lib/modules/actrack.ko";
-}
-
-static int load(const char *params)
-{
-	int fd = open(module_path(), O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 /* Unload, waiting out references that are going away (exiting children). */
 static int unload_settled(void)
 {
@@ -80,9 +61,9 @@ FIXTURE_SETUP(reload)
 	self->m = NULL;
 	self->ds = NULL;
 	self->was_loaded = !access(ACTRACK_DEVICE_PATH, F_OK);
-	if (!getenv("ACTRACK_IN_VM") || access(module_path(), R_OK))
+	if (!getenv("ACTRACK_IN_VM") || access(vm_module_path(), R_OK))
 		SKIP(return, "needs the test VM (ACTRACK_IN_VM, %s)",
-		     module_path());
+		     vm_module_path());
 	VM_REQUIRE_MODULE();
 	self->ds = calloc(1, sizeof(*self->ds));
 	ASSERT_NE(NULL, self->ds);
@@ -98,7 +79,7 @@ FIXTURE_TEARDOWN(reload)
 	}
 	/* Leave it loaded for the tests that follow. */
 	if (self->was_loaded && access(ACTRACK_DEVICE_PATH, F_OK))
-		load("");
+		vm_module_load("");
 }
 
 /* Kill a tracked victim (as @uid, -1: ours) and wait for its report. */
@@ -138,7 +119,7 @@ TEST_F_TIMEOUT(reload, report_after_reload, 120)
 				  pid);
 
 	ASSERT_EQ(0, unload_settled());
-	ASSERT_EQ(0, load(""));
+	ASSERT_EQ(0, vm_module_load(""));
 	/* The controller's notifications were queued by rmmod and insmod
 	 * themselves: one non-blocking dispatch acts on both. */
 	ASSERT_LE(0, actrack_monitor_dispatch(self->m, 0, vm_keep_death,
@@ -189,7 +170,7 @@ TEST_F_TIMEOUT(reload, gap_reported_all_uids_kept, 120)
 	ASSERT_EQ(1, gs.nr);
 
 	t2 = real_ns();
-	ASSERT_EQ(0, load(""));
+	ASSERT_EQ(0, vm_module_load(""));
 	ASSERT_EQ(0, actrack_monitor_dispatch(self->m, 0, vm_keep_death,
 					      self->ds));
 	t3 = real_ns();
@@ -216,7 +197,7 @@ TEST_F_TIMEOUT(reload, two_reloads_no_callback, 120)
 	ASSERT_EQ(0, actrack_monitor_open(0, &self->m));
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(0, unload_settled());
-		ASSERT_EQ(0, load(""));
+		ASSERT_EQ(0, vm_module_load(""));
 	}
 	ASSERT_LE(0, actrack_monitor_dispatch(self->m, 0, vm_keep_death,
 					      self->ds));

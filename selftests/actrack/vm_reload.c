@@ -12,25 +12,6 @@
 #define MODULE_NAME	"actrack"
 #define CYCLES		8
 
-static const char *module_path(void)
-{
-	const char *p = getenv("ACTRACK_KO");
-
-	return p && *p ? p : "/lib/modules/actrack.ko";
-}
-
-static int load(const char *params)
-{
-	int fd = open(module_path(), O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 static int unload(void)
 {
 	return syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK) ? -errno : 0;
@@ -85,9 +66,9 @@ FIXTURE(reload) {
 FIXTURE_SETUP(reload)
 {
 	self->was_loaded = !access(ACTRACK_DEVICE_PATH, F_OK);
-	if (!getenv("ACTRACK_IN_VM") || access(module_path(), R_OK))
+	if (!getenv("ACTRACK_IN_VM") || access(vm_module_path(), R_OK))
 		SKIP(return, "needs the test VM (ACTRACK_IN_VM, %s)",
-		     module_path());
+		     vm_module_path());
 	unsetenv(ACTRACK_ENV_ARENA);
 	if (self->was_loaded)
 		ASSERT_EQ(0, unload_settled());
@@ -97,7 +78,7 @@ FIXTURE_TEARDOWN(reload)
 {
 	/* Leave it loaded for the tests that follow. */
 	if (self->was_loaded && access(ACTRACK_DEVICE_PATH, F_OK))
-		load("");
+		vm_module_load("");
 }
 
 TEST_F(reload, mappings_pin_the_module_across_cycles)
@@ -107,8 +88,8 @@ TEST_F(reload, mappings_pin_the_module_across_cycles)
 		struct actrack_arena_header *h;
 		struct mapping m;
 
-		ASSERT_EQ(0, load("arena_size=262144")) TH_LOG("cycle %d", cycle);
-		ASSERT_EQ(-EEXIST, load(""));
+		ASSERT_EQ(0, vm_module_load("arena_size=262144")) TH_LOG("cycle %d", cycle);
+		ASSERT_EQ(-EEXIST, vm_module_load(""));
 		ASSERT_EQ(0, map_arena(&m));
 		h = m.arena;
 		/* A fresh arena every time: formatted, nothing allocated. */
@@ -138,7 +119,7 @@ TEST_F(reload, attached_processes_then_unload)
 		pid_t pids[4];
 		int status;
 
-		ASSERT_EQ(0, load(""));
+		ASSERT_EQ(0, vm_module_load(""));
 		for (int i = 0; i < 4; i++) {
 			pids[i] = fork();
 			ASSERT_LE(0, pids[i]);
@@ -167,10 +148,10 @@ TEST_F(reload, attached_processes_then_unload)
 TEST_F(reload, bad_parameters_refuse_to_load)
 {
 	VM_SETUP_SKIPPED();
-	ASSERT_EQ(-EINVAL, load("arena_size=1"));
-	ASSERT_EQ(-EINVAL, load("max_arenas=0"));
+	ASSERT_EQ(-EINVAL, vm_module_load("arena_size=1"));
+	ASSERT_EQ(-EINVAL, vm_module_load("max_arenas=0"));
 	ASSERT_NE(0, access(ACTRACK_DEVICE_PATH, F_OK));
-	ASSERT_EQ(0, load(""));
+	ASSERT_EQ(0, vm_module_load(""));
 	ASSERT_EQ(0, unload_settled());
 }
 
@@ -251,7 +232,7 @@ TEST_F_TIMEOUT(reload, kills_during_unload_and_reload, 280)
 		int ret;
 
 		if (access(ACTRACK_DEVICE_PATH, F_OK))
-			ASSERT_EQ(0, load("")) TH_LOG("cycle %d", cycle);
+			ASSERT_EQ(0, vm_module_load("")) TH_LOG("cycle %d", cycle);
 		if (vm_victim_start(&cfg, &v)) {
 			fails++;
 			continue;

@@ -71,6 +71,27 @@ static VM_UNUSED uint64_t vm_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The module file in the test VM (vm-init loads it; $ACTRACK_KO overrides). */
+static VM_UNUSED const char *vm_module_path(void)
+{
+	const char *p = getenv("ACTRACK_KO");
+
+	return p && *p ? p : "/lib/modules/actrack.ko";
+}
+
+/* Load the module with @params.  Return: 0 or -errno of finit_module. */
+static VM_UNUSED int vm_module_load(const char *params)
+{
+	int fd = open(vm_module_path(), O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 /* Field 22 of /proc/PID/stat, parsed after the last ')' of the comm. */
 static VM_UNUSED int vm_start_ticks(pid_t pid, uint64_t *ticks)
 {
