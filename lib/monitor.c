@@ -376,8 +376,9 @@ static int mon_death_attr(const struct nlattr *attr, void *data)
 			return ret;
 		c->signal = mnl_attr_get_u32(attr);
 		c->has_signal = true;
-		/* A wait status has 7 bits for the signal. */
-		return c->signal == 0 || c->signal > 127 ? -EBADMSG : 0;
+		/* A wait status has 7 bits for the signal, and 0x7f there
+		 * means "stopped": no signal a death can carry. */
+		return c->signal == 0 || c->signal >= 0x7f ? -EBADMSG : 0;
 	case ACTRACK_A_CORE_DUMPED:
 		ret = mon_check(attr, MNL_TYPE_FLAG, 0);
 		if (!ret)

@@ -268,6 +268,13 @@ static void m_signal_range(struct nlmsghdr *nlh)
 	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, 200);
 }
 
+/* 0x7f in a wait status's signal bits means "stopped", not a signal. */
+static void m_signal_stopped_marker(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
+	mnl_attr_put_u32(nlh, ACTRACK_A_SIGNAL, 0x7f);
+}
+
 static void m_exit_range(struct nlmsghdr *nlh)
 {
 	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
@@ -457,6 +464,7 @@ TEST(hostile_attribute_sets)
 		{ "stopped, not dead", m_stopped, false },
 		{ "signal disagrees with status", m_signal_mismatch, false },
 		{ "signal 200", m_signal_range, false },
+		{ "signal 127", m_signal_stopped_marker, false },
 		{ "exit code 256", m_exit_range, false },
 		{ "exit code and signal", m_exit_and_signal, false },
 		{ "core flag with payload", m_core_payload, false },
