@@ -270,6 +270,29 @@ TEST(other_pid_same_start_not_found)
 	EXPECT_FALSE(w.t.a.corrupt);
 }
 
+/*
+ * A record whose owner's pid_ns holds the key's wildcard (arena bytes say
+ * anything) refers to data of the same pid and start time in another
+ * namespace: not followed.  The fuzz target `walk` found it.
+ */
+TEST(wildcard_namespace_in_arena_is_no_wildcard)
+{
+	struct actrack_owner *o;
+	struct world w;
+	struct seen_log l;
+
+	ASSERT_EQ(0, world_make(&w));
+	o = (struct actrack_owner *)((char *)w.t.a.base + w.th_a1 +
+				     sizeof(struct actrack_block));
+	at_store(&o->pid_ns, ACTRACK_PID_NS_ANY);
+	ASSERT_EQ(0, walk(&w.t.a, 0, 0, &l));
+	/* 700/100's first tracker is reported, its slot 0 data (pid_ns 0)
+	 * is not: the next record is the second tracker. */
+	ASSERT_GE(l.n, 2U);
+	EXPECT_EQ(w.th_a1, l.ref[0]);
+	EXPECT_EQ(w.th_a2, l.ref[1]);
+}
+
 /* A cycle in the list: every record once, then the corrupt flag. */
 TEST(reference_cycle_stops)
 {
