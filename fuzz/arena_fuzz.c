@@ -8,20 +8,13 @@
  *	fuzz/arena_fuzz.c arena/arena.c -o arena_fuzz
  *   ./arena_fuzz -max_total_time=60
  *
- * Input: byte 0 selects the mode, byte 1 the flags, the rest is data.
- *   mode 0: the data is the arena (header included), as a hostile file.
- *   mode 1: a fresh header, the data is everything after it.
- *   mode 2: a populated arena, the data is (offset, value) word patches.
- * The arena is a heap buffer of exactly its trusted size, so ASan reports
- * any access outside it.
+ * Input: the modes of fuzz_arena_modes.h; flags bit 0: writable.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-
-#define FUZZ_SIZE	ACTRACK_ARENA_MIN_SIZE
+#include "fuzz_arena_modes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,7 +41,7 @@ static __u32 publish(struct actrack_arena *a, __u32 type, __u32 size,
 	return ref;
 }
 
-static void populate(struct actrack_arena *a)
+static void populate(struct actrack_arena *a, int flags)
 {
 	__u32 pid;
 
@@ -103,9 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static unsigned char *mem, *ro_copy;
 	struct actrack_arena a;
-	__u32 seed = 0, off, val;
-	size_t i, n;
-	int mode, flags;
+	__u32 seed = 0;
+	size_t i;
+	int flags;
 
 	if (!mem) {
 		mem = malloc(FUZZ_SIZE);
@@ -113,42 +106,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!mem || !ro_copy)
 			abort();
 	}
-	if (size < 2)
+	flags = fuzz_arena_from_input(&a, mem, data, size, populate);
+	if (flags < 0)
 		return 0;
-	mode = data[0] % 3;
-	flags = data[1];
-	data += 2;
-	size -= 2;
-	memset(mem, 0, FUZZ_SIZE);
-	a = (struct actrack_arena){ .base = mem, .size = FUZZ_SIZE,
-				    .writable = true };
-
-	switch (mode) {
-	case 0:
-		memcpy(mem, data, size < FUZZ_SIZE ? size : FUZZ_SIZE);
-		break;
-	case 1:
-		actrack_arena_format(&a, NULL);
-		n = size < FUZZ_SIZE - 256 ? size : FUZZ_SIZE - 256;
-		memcpy(mem + 256, data, n);
-		/* claim everything up to the end of the data as allocated */
-		((struct actrack_arena_header *)mem)->freeptr =
-			256 + (__u32)((n + 63) & ~(size_t)63);
-		break;
-	default:
-		actrack_arena_format(&a, NULL);
-		populate(&a);
-		for (i = 0; i + 6 <= size; i += 6) {
-			off = ((__u32)data[i] | (__u32)data[i + 1] << 8) & ~3U;
-			memcpy(&val, data + i + 2, 4);
-			if (off + 4 <= FUZZ_SIZE)
-				memcpy(mem + off, &val, 4);
-		}
-		break;
-	}
-	for (i = 0; i < size && i < 4; i++)
+	for (i = 2; i < size && i < 6; i++)
 		seed = seed << 8 | data[i];
-	a.corrupt = false;
 	a.writable = flags & 1;
 	if (!a.writable)
 		memcpy(ro_copy, mem, FUZZ_SIZE);

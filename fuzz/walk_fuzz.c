@@ -9,13 +9,9 @@
  * to, and never write to a read-only arena (nor anything but the
  * header's flags to a writable one).
  *
- * Input: the format of arena_fuzz (its seeds fit): byte 0 the mode,
- * byte 1 the flags, the rest is data.
- *   mode 0: the data is the arena (header included), as a hostile file.
- *   mode 1: a fresh header, the data is everything after it.
- *   mode 2: a populated arena (owners that share a pid or a start time,
- *           user data references across owners, a reference cycle), the
- *           data is (offset, value) word patches.
+ * Input: the modes of fuzz_arena_modes.h (arena_fuzz's seeds fit); mode
+ * 2 populates owners that share a pid or a start time, user data
+ * references across owners and a reference cycle.
  * flags bit 0: writable (the kernel's view); bit 1: the user data buffer
  * grows (the library's way) instead of cutting at a fixed size (the
  * kernel's); bits 2-3: which owner the keyed walk asks for; bit 4 (mode
@@ -25,9 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
+#include "fuzz_arena_modes.h"
 
-#define FUZZ_SIZE	ACTRACK_ARENA_MIN_SIZE
 #define FUZZ_BLOCKS	(FUZZ_SIZE / ACTRACK_BLOCK_ALIGN)
 #define FIXED_UD	(sizeof(struct actrack_user_data) + 256)
 
@@ -193,8 +188,9 @@ static void thread(struct actrack_arena *a, __u32 pid, __u64 start, __u32 tid,
  * Owners 7/100 (the one asked for), 7/101 (same pid, another start),
  * 8/100 (another pid, same start); references into each other's data.
  */
-static void populate(struct actrack_arena *a)
+static void populate(struct actrack_arena *a, int flags)
 {
+	struct actrack_arena_header *h;
 	struct actrack_process *p;
 	__u32 mine, theirs, other;
 
@@ -214,6 +210,11 @@ static void populate(struct actrack_arena *a)
 		0, NULL);
 	publish(a, ACTRACK_TYPE_LOG, sizeof(struct actrack_log) + 128, 7, 100,
 		0, NULL);
+	/* flags bit 4: the list's tail links back to its third block */
+	h = (struct actrack_arena_header *)a->base;
+	if ((flags & 16) && h->tailptr != ACTRACK_REF_QUEUE)
+		((struct actrack_block *)((char *)a->base + h->tailptr))->next =
+			ACTRACK_ARENA_HEADER_SIZE + 2 * 128;
 }
 
 static void walk(struct actrack_arena *a, const struct actrack_owner_key *k,
@@ -259,9 +260,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static __u8 seen[FUZZ_BLOCKS / 8 + 1];
 	struct actrack_arena_header *h;
 	struct actrack_arena a;
-	__u32 off, val, flags_word;
-	size_t i, n;
-	int mode, flags;
+	__u32 flags_word;
+	int flags;
 
 	if (!mem) {
 		mem = malloc(FUZZ_SIZE);
@@ -269,43 +269,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!mem || !before)
 			abort();
 	}
-	if (size < 2)
+	flags = fuzz_arena_from_input(&a, mem, data, size, populate);
+	if (flags < 0)
 		return 0;
-	mode = data[0] % 3;
-	flags = data[1];
-	data += 2;
-	size -= 2;
-	memset(mem, 0, FUZZ_SIZE);
-	a = (struct actrack_arena){ .base = mem, .size = FUZZ_SIZE,
-				    .writable = true };
-	switch (mode) {
-	case 0:
-		memcpy(mem, data, size < FUZZ_SIZE ? size : FUZZ_SIZE);
-		break;
-	case 1:
-		actrack_arena_format(&a, NULL);
-		n = size < FUZZ_SIZE - 256 ? size : FUZZ_SIZE - 256;
-		memcpy(mem + 256, data, n);
-		((struct actrack_arena_header *)mem)->freeptr =
-			256 + (__u32)((n + 63) & ~(size_t)63);
-		break;
-	default:
-		actrack_arena_format(&a, NULL);
-		populate(&a);
-		/* bit 4: the list's tail links back to its third block */
-		h = (struct actrack_arena_header *)mem;
-		if ((flags & 16) && h->tailptr != ACTRACK_REF_QUEUE)
-			((struct actrack_block *)(mem + h->tailptr))->next =
-				ACTRACK_ARENA_HEADER_SIZE + 2 * 128;
-		for (i = 0; i + 6 <= size; i += 6) {
-			off = ((__u32)data[i] | (__u32)data[i + 1] << 8) & ~3U;
-			memcpy(&val, data + i + 2, 4);
-			if (off + 4 <= FUZZ_SIZE)
-				memcpy(mem + off, &val, 4);
-		}
-		break;
-	}
-	a.corrupt = false;
 	a.writable = flags & 1;
 	h = (struct actrack_arena_header *)mem;
 	memcpy(before, mem, FUZZ_SIZE);
