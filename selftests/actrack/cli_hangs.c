@@ -18,13 +18,6 @@
 #include "snapshot_helpers.h"
 #include "test_harness.h"
 
-/* Show the CLI's output when a check of this test has failed. */
-#define LOG_ON_FAILURE(r)						\
-	do {								\
-		if (ACTRACK_TEST_FAILED(_metadata))					\
-			TH_LOG("exit %d\nstdout:\n%sstderr:\n%s",	\
-			       (r)->status, (r)->out, (r)->err);	\
-	} while (0)
 
 struct shared {
 	pthread_mutex_t m[2];

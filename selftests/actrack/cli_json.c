@@ -21,25 +21,7 @@
 #include "snapshot_helpers.h"
 #include "test_harness.h"
 
-#ifndef ACTRACK_SCHEMA_FILE
-#define ACTRACK_SCHEMA_FILE "docs/json-schema.json"
-#endif
-
-__asm__(".pushsection .rodata\n"
-	".globl actrack_test_schema\n"
-	".hidden actrack_test_schema\n"
-	"actrack_test_schema:\n"
-	".incbin \"" ACTRACK_SCHEMA_FILE "\"\n"
-	".byte 0\n"
-	".popsection\n");
-extern const char actrack_test_schema[] __attribute__((visibility("hidden")));
-
-#define LOG_ON_FAILURE(r)						\
-	do {								\
-		if (ACTRACK_TEST_FAILED(_metadata))					\
-			TH_LOG("exit %d\nstdout:\n%sstderr:\n%s",	\
-			       (r)->status, (r)->out, (r)->err);	\
-	} while (0)
+#include "json_schema.h"
 
 /*
  * Checks beyond the schema; argv: schema, document, kind, expectations.

@@ -23,18 +23,7 @@
 #include "render.h"
 #include "symbolize.h"
 
-#ifndef ACTRACK_SCHEMA_FILE
-#define ACTRACK_SCHEMA_FILE "docs/json-schema.json"
-#endif
-
-__asm__(".pushsection .rodata\n"
-	".globl actrack_test_schema\n"
-	".hidden actrack_test_schema\n"
-	"actrack_test_schema:\n"
-	".incbin \"" ACTRACK_SCHEMA_FILE "\"\n"
-	".byte 0\n"
-	".popsection\n");
-extern const char actrack_test_schema[] __attribute__((visibility("hidden")));
+#include "json_schema.h"
 
 /* The CLI's global options live in its main.c, which is not linked. */
 struct cli_globals cli;

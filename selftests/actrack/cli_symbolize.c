@@ -16,13 +16,6 @@
 #include "test_harness.h"
 #include "../../cli/symbolize.h"	/* SYM_CACHE_MAX */
 
-#define LOG_ON_FAILURE(r)						\
-	do {								\
-		if (ACTRACK_TEST_FAILED(_metadata))					\
-			TH_LOG("exit %d\nstdout:\n%sstderr:\n%s",	\
-			       (r)->status, (r)->out, (r)->err);	\
-	} while (0)
-
 /* The push and its line number, on adjacent lines on purpose. */
 static __attribute__((noinline)) void symbolize_me_please(void) { actrack_push_task(4242); }
 static const int push_line = __LINE__ - 1;

@@ -417,6 +417,14 @@ struct run {
 	char *out, *err;	/* NUL-terminated */
 };
 
+/* In a test: show the CLI's output @r when a check has failed. */
+#define LOG_ON_FAILURE(r)						\
+	do {								\
+		if (ACTRACK_TEST_FAILED(_metadata))					\
+			TH_LOG("exit %d\nstdout:\n%sstderr:\n%s",	\
+			       (r)->status, (r)->out, (r)->err);	\
+	} while (0)
+
 static inline char *slurp_fd(int fd)
 {
 	size_t len = 0, cap = 4096;
