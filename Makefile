@@ -294,7 +294,8 @@ check-m32-vm: m32
 # flags as it would in-tree code: there only, LINUX_VERSION_CODE and the
 # "constant on the left" it reads into LINUX_VERSION_CODE >= KERNEL_VERSION()
 # are ignored.
-SHELL_SCRIPTS := $(filter-out %.config,$(wildcard scripts/*)) .ci/run fuzz/run
+SHELL_SCRIPTS := $(filter-out %.config,$(wildcard scripts/*)) .ci/run fuzz/run \
+		 bench/run bench/nginx
 CHECKPATCH := $(CHECKPATCH_DIR)/checkpatch.pl
 CHECKPATCH_FLAGS := --no-tree --quiet --show-types
 CHECKPATCH_SRCS := $(filter-out kmod/compat.h,$(sort $(wildcard \
