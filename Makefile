@@ -368,7 +368,7 @@ $(O)/bench-vm/examples/vmbench: bench/vm/vmbench.c bench/bench.h $(LIBA)
 .PHONY: bench-vm
 bench-vm: $(O)/bench-vm/examples/vmbench
 	scripts/vmtest --kernel $${ACTRACK_BENCH_KERNEL:-6.12} \
-		--build-dir $(O)/bench-vm --timeout 2400 --test-timeout 1800 \
+		--build-dir $(O)/bench-vm --timeout 4200 --test-timeout 3600 \
 		--run "vmbench $(VMBENCH)"
 
 # Every figure one line "bench NAME value= unit= baseline= ratio=" (see

@@ -334,6 +334,8 @@ static void latency(const char *arena, double *base_rep, double *base_freed)
  */
 #define MON_SPAWNERS	2
 #define MON_BURST	400	/* children exiting at once */
+#define MON_STALL_S	30	/* drain: nothing moved for this long */
+#define MON_DRAIN_S	600	/* drain: at most */
 #define MON_MAX		(MON_RATE * MON_SECONDS + 256)
 
 struct mon_event {
@@ -503,8 +505,9 @@ static void monitor_rate(const char *arena, int burst)
 {
 	struct actrack_kstats st0, st;
 	pthread_t sp[MON_SPAWNERS], lis, wai;
-	uint64_t drain, first_exit = UINT64_MAX, last_exit = 0;
+	uint64_t first_exit = UINT64_MAX, last_exit = 0;
 	uint64_t last_rep = 0, last_wait = 0;
+	struct actrack_monitor *m2 = NULL;
 	double *rep, *wt;
 	long matched = 0;
 	struct mon_run *r;
@@ -519,7 +522,12 @@ static void monitor_rate(const char *arena, int burst)
 		printf("bench vm_monitor SKIP monitor_open failed\n");
 		goto out;
 	}
-	snprintf(what, sizeof(what), "%s%s", arena, burst ? "_burst" : "");
+	if (actrack_monitor_open(0, &m2))
+		m2 = NULL;	/* then only reaps and reports show progress */
+	if (burst)
+		snprintf(what, sizeof(what), "%s_burst%d", arena, burst);
+	else
+		snprintf(what, sizeof(what), "%s", arena);
 	r->holder = start_holder();
 	if (burst) {
 		go = burst_prepare(r, burst);
@@ -548,28 +556,44 @@ static void monitor_rate(const char *arena, int burst)
 	}
 	r->end = bench_now_ns();
 	/*
-	 * Every child reaped and reported: up to 30 s after the last child
-	 * was reaped (a burst of exits can starve the module's cleanup
-	 * worker for seconds under TCG), 180 s in all.  Waiting here also
-	 * keeps the next section from measuring this one's backlog.
+	 * Every child reaped and reported, as long as something still moves:
+	 * a burst of exits can starve the module's cleanup worker for tens
+	 * of seconds under TCG, and the exits themselves take that long at
+	 * 64 MiB.  Progress is a reap, a report, or the kernel's cleanups
+	 * counter (read on a second handle: the listener owns the first);
+	 * the drain ends after MON_STALL_S without any, or MON_DRAIN_S in
+	 * all.  Waiting here also keeps the next section from measuring
+	 * this one's backlog.
 	 */
-	drain = r->end + 30000000000ULL;
-	for (bool all_reaped = false;;) {
-		uint64_t now = bench_now_ns();
+	{
+		uint64_t last_move = r->end, next_stats = 0, cleanups = 0;
+		long waits = -1, reports = -1;
 
-		if (!all_reaped &&
-		    __atomic_load_n(&r->nr_waits, __ATOMIC_ACQUIRE) >= r->spawned) {
-			all_reaped = true;
-			if (now + 30000000000ULL > drain)
-				drain = now + 30000000000ULL;
-			if (drain > r->end + 180000000000ULL)
-				drain = r->end + 180000000000ULL;
+		for (;;) {
+			uint64_t now = bench_now_ns();
+			long w = __atomic_load_n(&r->nr_waits, __ATOMIC_ACQUIRE);
+			long rp = __atomic_load_n(&r->nr_reports,
+						  __ATOMIC_ACQUIRE);
+
+			if (w >= r->spawned && rp >= r->spawned)
+				break;
+			if (w != waits || rp != reports) {
+				waits = w;
+				reports = rp;
+				last_move = now;
+			}
+			if (m2 && now >= next_stats &&
+			    !actrack_monitor_stats(m2, &st)) {
+				if (st.cleanups != cleanups)
+					last_move = now;
+				cleanups = st.cleanups;
+				next_stats = now + 1000000000ULL;
+			}
+			if (now - last_move > MON_STALL_S * 1000000000ULL ||
+			    now - r->end > MON_DRAIN_S * 1000000000ULL)
+				break;
+			usleep(10000);
 		}
-		if ((all_reaped &&
-		     __atomic_load_n(&r->nr_reports, __ATOMIC_ACQUIRE) >=
-		     r->spawned) || now >= drain)
-			break;
-		usleep(10000);
 	}
 	r->stop_mon = 1;
 	pthread_join(lis, NULL);
@@ -631,6 +655,15 @@ static void monitor_rate(const char *arena, int burst)
 		   "reports", (double)r->spawned);
 	snprintf(name, sizeof(name), "vm_monitor_%s_waitpid_received", what);
 	bench_line(name, (double)r->nr_waits, "exits", (double)r->spawned);
+	/* lost ones: never built (cleanups), or sent and not received? */
+	snprintf(name, sizeof(name), "vm_monitor_%s_kernel_cleanups", what);
+	bench_line(name, (double)(st.cleanups - st0.cleanups), "deaths",
+		   (double)r->spawned);
+	snprintf(name, sizeof(name), "vm_monitor_%s_kernel_reports_sent", what);
+	bench_line(name, (double)(st.reports_sent - st0.reports_sent),
+		   "reports", (double)r->spawned);
+	printf("# %s: drained %.1f s after the last spawn; %ld reports in all\n",
+	       what, (double)(bench_now_ns() - r->end) / 1e9, r->nr_reports);
 	if (matched >= 3) {
 		double rep_med = bench_median(rep, (int)matched);
 		double wt_med = bench_median(wt, (int)matched);
@@ -666,6 +699,8 @@ static void monitor_rate(const char *arena, int burst)
 	printf("# %s: baseline of the latencies: waitpid() of the same deaths; %ld dispatch calls saw ENOBUFS\n",
 	       what, r->enobufs);
 out:
+	if (m2)
+		actrack_monitor_close(m2);
 	if (r && r->m)
 		actrack_monitor_close(r->m);
 	free(r);
@@ -948,6 +983,9 @@ static void sized_runs(int argc, char **argv)
 		latency("4mib", &base_rep, &base_freed);
 	if (want(argc, argv, "monitor")) {
 		monitor_rate("4mib", 0);
+		/* a quarter of the burst too: is a report's cost per death
+		 * flat, or does it grow with the attached processes? */
+		monitor_rate("4mib", MON_BURST / 4);
 		monitor_rate("4mib", MON_BURST);
 	}
 	if (want(argc, argv, "threadexit"))
