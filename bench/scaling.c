@@ -15,11 +15,17 @@
  * the threads actually overlapped (their CPU time over n x wall time;
  * below 1 the wall-clock ratio measures the machine's other load).
  *
+ * n threads are run only where this process may use n cpus (its
+ * affinity mask, what nproc(1) prints); otherwise the figure is one line
+ * "bench NAME SKIP skipped: C cores (nproc), N threads need N", never
+ * silently left out.
+ *
  * Two clocks: the file arena's coarse vDSO clock and the module's clock
  * word (a variable another thread keeps current, as in push_pop.c).
  * Medians of 5 runs; never an assertion.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +160,16 @@ static void *ticker(void *arg)
 	return NULL;
 }
 
+/* The cpus this process may run on (nproc(1)), else the online count. */
+static long usable_cpus(void)
+{
+	cpu_set_t set;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 int main(void)
 {
 	char path[128];
@@ -161,7 +177,7 @@ int main(void)
 		.sz = sizeof(o), .arena_path = path,
 		.flags = ACTRACK_INIT_NO_MODULE | ACTRACK_INIT_NO_MODULES,
 	};
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = usable_cpus();
 	static const char *const clk[] = { "file", "word" };
 	pthread_t tk;
 	int ret;
@@ -185,7 +201,8 @@ int main(void)
 			snprintf(name, sizeof(name), "scaling_%s_%d_threads",
 				 clk[use_word], n);
 			if (cpus < n) {
-				printf("bench %s SKIP only %ld cpus\n", name, cpus);
+				printf("bench %s SKIP skipped: %ld cores (nproc), %d threads need %d\n",
+				       name, cpus, n, n);
 				continue;
 			}
 			t = throughput(n);

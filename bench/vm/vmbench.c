@@ -27,12 +27,20 @@
  *       figure of the 4 MiB arena.  A holder process of 128 tracked
  *       threads keeps the arena mapped (and its list 130 blocks long)
  *       meanwhile, as other tracked processes would.
- *   monitor at ~1,000 deaths/s: short-lived tracked processes forked at
- *       up to 1,000 a second for MON_SECONDS, a monitor receiving; the
- *       rate reached (TCG may not reach 1,000), the reports received and
- *       the kernel's drop counter, each against the deaths
+ *   monitor at ~1,000 deaths/s: short-lived tracked processes forked by
+ *       two threads at up to 1,000 a second for MON_SECONDS, a monitor
+ *       thread receiving and a waiter thread in waitpid(); the rate
+ *       reached (TCG may not reach 1,000), the reports received, lost and
+ *       dropped (the kernel's counter), each against the deaths, and the
+ *       exit-to-report latency (median, p99) against the exit-to-waitpid
+ *       latency of the same deaths
+ *   a thread's exit as the arena fills: thread create/exit tracked vs
+ *       untracked, and thread exit-to-records-freed, in an empty 4 MiB
+ *       arena and a 64 MiB one holding 0, 1,000, 2,000 and 4,000 parked
+ *       trackers
  *
- * usage: vmbench [cost] [latency] [monitor] [stacks] (default: all four).
+ * usage: vmbench [cost] [latency] [monitor] [threadexit] [stacks]
+ * (default: all five).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -41,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "actrack.h"
 #include "bench.h"
@@ -213,7 +222,8 @@ static int one_latency(struct actrack_monitor *m, int n, double *rep,
  */
 #define HOLDER_THREADS	128
 
-static pid_t start_holder(void)
+/* A child "vmbench MODE N FD" that says on FD when it is ready. */
+static pid_t start_parked(const char *mode, int n)
 {
 	char arg[16], fdarg[16], c;
 	int p[2];
@@ -221,12 +231,12 @@ static pid_t start_holder(void)
 
 	if (pipe(p))
 		return -1;
-	snprintf(arg, sizeof(arg), "%d", HOLDER_THREADS);
+	snprintf(arg, sizeof(arg), "%d", n);
 	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		execl("/proc/self/exe", "vmbench", "child-threads", arg, fdarg,
+		execl("/proc/self/exe", "vmbench", mode, arg, fdarg,
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -238,6 +248,11 @@ static pid_t start_holder(void)
 	}
 	close(p[0]);
 	return pid;
+}
+
+static pid_t start_holder(void)
+{
+	return start_parked("child-threads", HOLDER_THREADS);
 }
 
 static void stop_holder(pid_t pid)
@@ -308,75 +323,614 @@ static void latency(const char *arena, double *base_rep, double *base_freed)
 
 /* ---- the monitor at ~1,000 deaths a second --------------------------- */
 
-static void count_cb(const struct actrack_death *d, void *arg)
+/*
+ * Short-lived tracked processes forked by MON_SPAWNERS threads, paced to
+ * MON_RATE a second in all, for MON_SECONDS.  Two more threads listen:
+ * one receives the reports (actrack_monitor_dispatch), one waits for the
+ * children (a blocking waitpid(-1), the notification every parent already
+ * has).  Each stamps the arrival of its notification; both latencies are
+ * taken from the exit time the kernel put in the report, so the waitpid()
+ * figure is the same deaths' baseline in the same run.
+ */
+#define MON_SPAWNERS	2
+#define MON_BURST	400	/* children exiting at once */
+#define MON_STALL_S	30	/* drain: nothing moved for this long */
+#define MON_DRAIN_S	600	/* drain: at most */
+#define MON_MAX		(MON_RATE * MON_SECONDS + 256)
+
+struct mon_event {
+	pid_t pid;
+	uint64_t exit_ns;	/* reports only */
+	uint64_t at_ns;		/* when this thread had it */
+};
+
+struct mon_run {
+	struct actrack_monitor *m;
+	pid_t holder;
+	uint64_t t0, end;
+	volatile int stop_mon, stop_wait;
+	long spawned;		/* atomic: __atomic builtins */
+	long nr_reports, nr_waits, enobufs;
+	struct mon_event reports[MON_MAX], waits[MON_MAX];
+};
+
+static void mon_report_cb(const struct actrack_death *d, void *arg)
 {
-	(*(long *)arg)++;
-	(void)d;
+	struct mon_run *r = arg;
+
+	long n = r->nr_reports;
+
+	if (n < MON_MAX) {
+		r->reports[n] = (struct mon_event){
+			.pid = (pid_t)d->pid, .exit_ns = d->exit_time_ns,
+			.at_ns = bench_now_ns(),
+		};
+		__atomic_store_n(&r->nr_reports, n + 1, __ATOMIC_RELEASE);
+	}
 }
 
-static void monitor_rate(const char *arena)
+static void *mon_listener(void *arg)
 {
+	struct mon_run *r = arg;
+
+	while (!r->stop_mon)
+		if (actrack_monitor_dispatch(r->m, 50, mon_report_cb, r) ==
+		    -ENOBUFS)
+			r->enobufs++;
+	return NULL;
+}
+
+static void *mon_waiter(void *arg)
+{
+	struct mon_run *r = arg;
+	int status;
+
+	for (;;) {
+		pid_t pid = waitpid(-1, &status, 0);
+
+		if (pid > 0) {
+			long n = r->nr_waits;
+
+			if (pid != r->holder && n < MON_MAX) {
+				r->waits[n] = (struct mon_event){
+					.pid = pid, .at_ns = bench_now_ns(),
+				};
+				__atomic_store_n(&r->nr_waits, n + 1,
+						 __ATOMIC_RELEASE);
+			}
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (r->stop_wait)	/* ECHILD and nothing more to come */
+			break;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void *mon_spawner(void *arg)
+{
+	struct mon_run *r = arg;
+	double share = (double)MON_RATE / MON_SPAWNERS / 1e9;
+	long mine = 0;
+	uint64_t now;
+
+	while ((now = bench_now_ns()) < r->end) {
+		pid_t pid;
+
+		if ((double)mine >= (double)(now - r->t0) * share) {
+			usleep(200);
+			continue;
+		}
+		pid = fork();
+		if (pid == 0) {
+			actrack_pop(actrack_push_task(1));
+			_exit(0);
+		}
+		if (pid > 0) {
+			mine++;
+			__atomic_fetch_add(&r->spawned, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+static int mon_cmp_pid(const void *a, const void *b)
+{
+	const struct mon_event *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->at_ns < y->at_ns ? -1 : x->at_ns > y->at_ns;
+}
+
+/* The value below which 99% of @n sorted values lie (nearest rank). */
+static double bench_p99(double *v, int n)
+{
+	int k = (99 * n + 99) / 100;
+
+	qsort(v, (size_t)n, sizeof(v[0]), bench_cmp_double);
+	return v[k > 0 ? k - 1 : 0];
+}
+
+/*
+ * A burst: @n tracked children forked and attached beforehand, each
+ * blocked reading a pipe, all released at once by closing it.  The rate
+ * TCG cannot reach by forking is reached by the exits themselves.
+ * Return: the write end to close, or -1 (children reaped).
+ */
+static int burst_prepare(struct mon_run *r, int n)
+{
+	int go[2], ready[2];
+	char c;
+
+	if (pipe(go) || pipe(ready))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			uint32_t tok;
+
+			close(go[1]);
+			close(ready[0]);
+			tok = actrack_push_task(1);
+			c = actrack_backend() == ACTRACK_BACKEND_MODULE;
+			if (write(ready[1], &c, 1) != 1 ||
+			    read(go[0], &c, 1) < 0)
+				_exit(2);
+			actrack_pop(tok);
+			_exit(0);
+		}
+		if (pid < 0)
+			break;
+		r->spawned++;
+	}
+	close(go[0]);
+	close(ready[1]);
+	for (long i = 0; i < r->spawned; i++)
+		if (read(ready[0], &c, 1) != 1 || !c) {
+			close(ready[0]);
+			close(go[1]);
+			while (wait(NULL) > 0)
+				;
+			return -1;
+		}
+	close(ready[0]);
+	return go[1];
+}
+
+static void monitor_rate(const char *arena, int burst)
+{
+	struct actrack_kstats st0, st;
+	pthread_t sp[MON_SPAWNERS], lis, wai;
+	uint64_t first_exit = UINT64_MAX, last_exit = 0;
+	uint64_t last_rep = 0, last_wait = 0;
+	struct actrack_monitor *m2 = NULL;
+	double *rep, *wt;
+	long matched = 0;
+	struct mon_run *r;
+	char name[160], what[64];
+	int go = -1;
+
+	r = calloc(1, sizeof(*r));
+	rep = calloc(MON_MAX, sizeof(*rep));
+	wt = calloc(MON_MAX, sizeof(*wt));
+	if (!r || !rep || !wt || actrack_monitor_open(0, &r->m) ||
+	    actrack_monitor_stats(r->m, &st0)) {
+		printf("bench vm_monitor SKIP monitor_open failed\n");
+		goto out;
+	}
+	if (actrack_monitor_open(0, &m2))
+		m2 = NULL;	/* then only reaps and reports show progress */
+	if (burst)
+		snprintf(what, sizeof(what), "%s_burst%d", arena, burst);
+	else
+		snprintf(what, sizeof(what), "%s", arena);
+	r->holder = start_holder();
+	if (burst) {
+		go = burst_prepare(r, burst);
+		if (go < 0) {
+			printf("bench vm_monitor_%s SKIP %ld of %d children attached\n",
+			       what, r->spawned, burst);
+			stop_holder(r->holder);
+			goto out;
+		}
+	}
+	if (pthread_create(&lis, NULL, mon_listener, r) ||
+	    pthread_create(&wai, NULL, mon_waiter, r)) {
+		printf("bench vm_monitor SKIP pthread_create failed\n");
+		exit(1);
+	}
+	r->t0 = bench_now_ns();
+	if (burst) {
+		close(go);	/* all of them exit now */
+	} else {
+		r->end = r->t0 + MON_SECONDS * 1000000000ULL;
+		for (int i = 0; i < MON_SPAWNERS; i++)
+			if (pthread_create(&sp[i], NULL, mon_spawner, r))
+				exit(1);
+		for (int i = 0; i < MON_SPAWNERS; i++)
+			pthread_join(sp[i], NULL);
+	}
+	r->end = bench_now_ns();
+	/*
+	 * Every child reaped and reported, as long as something still moves:
+	 * a burst of exits can starve the module's cleanup worker for tens
+	 * of seconds under TCG, and the exits themselves take that long at
+	 * 64 MiB.  Progress is a reap, a report, or the kernel's cleanups
+	 * counter (read on a second handle: the listener owns the first);
+	 * the drain ends after MON_STALL_S without any, or MON_DRAIN_S in
+	 * all.  Waiting here also keeps the next section from measuring
+	 * this one's backlog.
+	 */
+	{
+		uint64_t last_move = r->end, next_stats = 0, cleanups = 0;
+		long waits = -1, reports = -1;
+
+		for (;;) {
+			uint64_t now = bench_now_ns();
+			long w = __atomic_load_n(&r->nr_waits, __ATOMIC_ACQUIRE);
+			long rp = __atomic_load_n(&r->nr_reports,
+						  __ATOMIC_ACQUIRE);
+
+			if (w >= r->spawned && rp >= r->spawned)
+				break;
+			if (w != waits || rp != reports) {
+				waits = w;
+				reports = rp;
+				last_move = now;
+			}
+			if (m2 && now >= next_stats &&
+			    !actrack_monitor_stats(m2, &st)) {
+				if (st.cleanups != cleanups)
+					last_move = now;
+				cleanups = st.cleanups;
+				next_stats = now + 1000000000ULL;
+			}
+			if (now - last_move > MON_STALL_S * 1000000000ULL ||
+			    now - r->end > MON_DRAIN_S * 1000000000ULL)
+				break;
+			usleep(10000);
+		}
+	}
+	r->stop_mon = 1;
+	pthread_join(lis, NULL);
+	r->stop_wait = 1;
+	stop_holder(r->holder);	/* the waiter may reap it: either is fine */
+	pthread_join(wai, NULL);
+	if (actrack_monitor_stats(r->m, &st)) {
+		printf("bench vm_monitor SKIP stats failed\n");
+		goto out;
+	}
+	/* each report with the waitpid() of the same child */
+	qsort(r->waits, (size_t)r->nr_waits, sizeof(r->waits[0]), mon_cmp_pid);
+	for (long i = 0; i < r->nr_reports; i++) {
+		pid_t pid = r->reports[i].pid;
+		struct mon_event *w = NULL;
+		long lo = 0, hi = r->nr_waits;
+
+		/* the first wait of this pid after the exit (pids recycle) */
+		while (lo < hi) {
+			long mid = (lo + hi) / 2;
+
+			if (r->waits[mid].pid < pid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < r->nr_waits && r->waits[lo].pid == pid; lo++)
+			if (r->waits[lo].at_ns >= r->reports[i].exit_ns) {
+				w = &r->waits[lo];
+				break;
+			}
+		if (!w)
+			continue;
+		if (r->reports[i].exit_ns < first_exit)
+			first_exit = r->reports[i].exit_ns;
+		if (r->reports[i].exit_ns > last_exit)
+			last_exit = r->reports[i].exit_ns;
+		if (r->reports[i].at_ns > last_rep)
+			last_rep = r->reports[i].at_ns;
+		if (w->at_ns > last_wait)
+			last_wait = w->at_ns;
+		rep[matched] = (double)(r->reports[i].at_ns -
+					r->reports[i].exit_ns) / 1e3;
+		wt[matched] = (double)(w->at_ns - r->reports[i].exit_ns) / 1e3;
+		matched++;
+	}
+	if (!burst) {
+		snprintf(name, sizeof(name), "vm_monitor_%s_deaths_per_s", what);
+		bench_line(name, r->spawned / ((double)(r->end - r->t0) / 1e9),
+			   "deaths/s", MON_RATE);
+	}
+	snprintf(name, sizeof(name), "vm_monitor_%s_reports_received", what);
+	bench_line(name, (double)matched, "reports", (double)r->spawned);
+	snprintf(name, sizeof(name), "vm_monitor_%s_reports_lost", what);
+	bench_line(name, (double)(r->spawned - matched), "reports",
+		   (double)r->spawned);
+	snprintf(name, sizeof(name), "vm_monitor_%s_reports_dropped", what);
+	bench_line(name, (double)(st.reports_dropped - st0.reports_dropped),
+		   "reports", (double)r->spawned);
+	snprintf(name, sizeof(name), "vm_monitor_%s_waitpid_received", what);
+	bench_line(name, (double)r->nr_waits, "exits", (double)r->spawned);
+	/* lost ones: never built (cleanups), or sent and not received? */
+	snprintf(name, sizeof(name), "vm_monitor_%s_kernel_cleanups", what);
+	bench_line(name, (double)(st.cleanups - st0.cleanups), "deaths",
+		   (double)r->spawned);
+	/*
+	 * Per subscriber: the stats handle is subscribed too (opening one
+	 * subscribes), so two per death.  Its reports are never read: the
+	 * library stashes those that arrive during its stats queries (256
+	 * at most, the rest discarded), which keeps its socket from
+	 * filling; should it fill anyway, the drop counter above counts
+	 * that handle's drops too.  The listener's own handle is never
+	 * queried during the run: a query there could discard reports
+	 * beyond the stash.
+	 */
+	snprintf(name, sizeof(name), "vm_monitor_%s_kernel_reports_sent", what);
+	bench_line(name, (double)(st.reports_sent - st0.reports_sent),
+		   "reports", (double)r->spawned * (m2 ? 2 : 1));
+	printf("# %s: drained %.1f s after the last spawn; %ld reports in all\n",
+	       what, (double)(bench_now_ns() - r->end) / 1e9, r->nr_reports);
+	if (matched >= 3) {
+		double rep_med = bench_median(rep, (int)matched);
+		double wt_med = bench_median(wt, (int)matched);
+
+		if (burst) {
+			/* the exits as the kernel stamped them: the death
+			 * rate the burst reached */
+			double exits = (double)(last_exit - first_exit) / 1e9;
+			double reps = (double)(last_rep - first_exit) / 1e9;
+			double waits = (double)(last_wait - first_exit) / 1e9;
+
+			snprintf(name, sizeof(name),
+				 "vm_monitor_%s_deaths_per_s", what);
+			bench_line(name, exits > 0 ? matched / exits : 0,
+				   "deaths/s", MON_RATE);
+			/* all reports in, against all waitpid()s in */
+			snprintf(name, sizeof(name),
+				 "vm_monitor_%s_reports_per_s", what);
+			bench_line(name, matched / reps, "reports/s",
+				   matched / waits);
+		}
+		snprintf(name, sizeof(name),
+			 "vm_monitor_%s_exit_to_report_median", what);
+		bench_line(name, rep_med, "us", wt_med);
+		snprintf(name, sizeof(name),
+			 "vm_monitor_%s_exit_to_report_p99", what);
+		bench_line(name, bench_p99(rep, (int)matched), "us",
+			   bench_p99(wt, (int)matched));
+	} else {
+		printf("bench vm_monitor_%s_exit_to_report SKIP %ld reports matched a waitpid()\n",
+		       what, matched);
+	}
+	printf("# %s: baseline of the latencies: waitpid() of the same deaths; %ld dispatch calls saw ENOBUFS\n",
+	       what, r->enobufs);
+out:
+	if (m2)
+		actrack_monitor_close(m2);
+	if (r && r->m)
+		actrack_monitor_close(r->m);
+	free(r);
+	free(rep);
+	free(wt);
+}
+
+/* ---- a thread's exit as the arena fills ------------------------------ */
+
+/*
+ * The exit probe of a thread only notes its tid and queues its arena's
+ * cleanup (O(1)); the cleanup then frees the thread's records.  Measured
+ * in a forked child attached to the module (the parent must stay
+ * detached to reload it), with FILL parked tracked threads of filler
+ * processes in the arena meanwhile:
+ *
+ *   thread create/exit of a tracked process  vs  the same loop of threads
+ *       without a tracker, alternating, medians of RUNS
+ *   thread exit-to-records-freed of a thread the kernel cleans up after
+ *       (it leaves by SYS_exit, see exiting_thread()): pthread_join()
+ *       returning to the module's records_freed counter moving (GET_STATS
+ *       polled: one netlink round trip), median and p99 of LAT_RUNS;
+ *       baseline: the empty 4 MiB arena's figure of the same boot
+ *
+ * A thread that returns normally frees its own tracker (the library's
+ * key destructor); the kernel's batch for it then finds nothing to free,
+ * so records_freed cannot time it.
+ */
+#define FILL_PER_PROC	1000
+#define FILL_STACK	(64 * 1024)
+
+static long filler_ready;
+
+static void *filler_thread(void *arg)
+{
+	actrack_push_task(2);
+	__atomic_fetch_add(&filler_ready, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return arg;
+}
+
+/* Child: @n parked threads with a tracker each (small stacks). */
+static int filler_child(int n, int fd)
+{
+	pthread_attr_t at;
+	pthread_t th;
+	char c = 1;
+
+	actrack_push_task(1);
+	if (pthread_attr_init(&at) || pthread_attr_setstacksize(&at, FILL_STACK))
+		return 2;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th, &at, filler_thread, NULL))
+			return 3;
+	while (__atomic_load_n(&filler_ready, __ATOMIC_ACQUIRE) < n)
+		usleep(1000);
+	if (write(fd, &c, 1) != 1)
+		return 4;
+	for (;;)
+		pause();
+}
+
+/*
+ * A thread that leaves by the exit system call, as a thread of a runtime
+ * that does not run pthread key destructors would: the library's
+ * destructor, which gives a tracker back when a thread returns, does not
+ * run, so the kernel's cleanup frees it (pthread_join() still works: the
+ * kernel clears and wakes the tid word at exit).
+ */
+static void *exiting_thread(void *arg)
+{
+	actrack_push_task(1);
+	syscall(SYS_exit, 0);
+	return arg;
+}
+
+struct texit_result {
+	int ok;			/* 0: failed; else exit-to-freed samples */
+	double on, off;		/* create/exit us, tracked / untracked */
+	double freed_med, freed_p99;
+	uint64_t bytes_used, arena_size;
+};
+
+/* Poll GET_STATS until records_freed stops moving (earlier exits done). */
+static int stats_settle(struct actrack_monitor *m, struct actrack_kstats *st)
+{
+	struct actrack_kstats prev;
+
+	if (actrack_monitor_stats(m, &prev))
+		return -1;
+	for (int i = 0; i < 500; i++) {
+		usleep(20000);
+		if (actrack_monitor_stats(m, st))
+			return -1;
+		if (st->records_freed == prev.records_freed &&
+		    st->cleanups == prev.cleanups)
+			return 0;
+		prev = *st;
+	}
+	return -1;
+}
+
+static void thread_exit_child(int fd)
+{
+	struct texit_result res = { 0 };
+	double on[RUNS], off[RUNS], lat[LAT_RUNS];
 	struct actrack_monitor *m;
 	struct actrack_kstats st0, st;
-	long received = 0, spawned = 0, lost_calls = 0;
-	uint64_t t0, now, end, drain;
-	char name[96];
-	int r, status;
+	int n = 0;
 
-	pid_t holder;
-
-	if (actrack_monitor_open(0, &m) || actrack_monitor_stats(m, &st0)) {
-		printf("bench vm_monitor SKIP monitor_open failed\n");
-		return;
+	if (actrack_thread_init("vmbench") ||
+	    actrack_backend() != ACTRACK_BACKEND_MODULE ||
+	    actrack_monitor_open(0, &m))
+		goto out;
+	for (int k = 0; k < RUNS; k++) {
+		off[k] = thread_loop(false);
+		on[k] = thread_loop(true);
 	}
-	holder = start_holder();
-	t0 = bench_now_ns();
-	end = t0 + MON_SECONDS * 1000000000ULL;
-	while ((now = bench_now_ns()) < end) {
-		/* pace: no more than MON_RATE a second since t0 */
-		if ((double)spawned < (double)(now - t0) * MON_RATE / 1e9) {
-			pid_t pid = fork();
+	res.off = bench_median(off, RUNS);
+	res.on = bench_median(on, RUNS);
+	for (int k = 0; k < LAT_RUNS; k++) {
+		uint64_t t_join, deadline;
+		pthread_t th;
 
-			if (pid == 0) {
-				actrack_pop(actrack_push_task(1));
-				_exit(0);
+		if (stats_settle(m, &st0) ||
+		    pthread_create(&th, NULL, exiting_thread, NULL))
+			continue;
+		pthread_join(th, NULL);
+		t_join = bench_now_ns();
+		deadline = t_join + 10000000000ULL;
+		while (bench_now_ns() < deadline) {
+			if (!actrack_monitor_stats(m, &st) &&
+			    st.records_freed > st0.records_freed) {
+				lat[n++] = (double)(bench_now_ns() - t_join) / 1e3;
+				break;
 			}
-			if (pid > 0)
-				spawned++;
 		}
-		while (waitpid(-1, &status, WNOHANG) > 0)
-			;
-		r = actrack_monitor_dispatch(m, 0, count_cb, &received);
-		if (r == -ENOBUFS)
-			lost_calls++;
 	}
-	end = bench_now_ns();
-	drain = end + 10000000000ULL;
-	while (received < spawned && bench_now_ns() < drain) {
-		while (waitpid(-1, &status, WNOHANG) > 0)
-			;
-		r = actrack_monitor_dispatch(m, 100, count_cb, &received);
-		if (r == -ENOBUFS)
-			lost_calls++;
+	if (n >= 3) {
+		res.freed_med = bench_median(lat, n);
+		res.freed_p99 = bench_p99(lat, n);
+		res.ok = n;
 	}
-	stop_holder(holder);
-	while (waitpid(-1, &status, 0) > 0)
-		;
-	if (actrack_monitor_stats(m, &st)) {
-		printf("bench vm_monitor SKIP stats failed\n");
-		actrack_monitor_close(m);
-		return;
+	if (!actrack_monitor_stats(m, &st)) {
+		res.bytes_used = st.bytes_used;
+		res.arena_size = st.arena_size;
 	}
-	snprintf(name, sizeof(name), "vm_monitor_%s_deaths_per_s", arena);
-	bench_line(name, spawned / ((double)(end - t0) / 1e9), "deaths/s",
-		   MON_RATE);
-	snprintf(name, sizeof(name), "vm_monitor_%s_reports_received", arena);
-	bench_line(name, (double)received, "reports", (double)spawned);
-	snprintf(name, sizeof(name), "vm_monitor_%s_reports_dropped", arena);
-	bench_line(name, (double)(st.reports_dropped - st0.reports_dropped),
-		   "reports", (double)spawned);
-	printf("# %s: %ld dispatch calls saw ENOBUFS\n", arena, lost_calls);
 	actrack_monitor_close(m);
+out:
+	if (write(fd, &res, sizeof(res)) != sizeof(res))
+		_exit(1);
+	_exit(0);
+}
+
+static void thread_exit(const char *arena, int fill, double *base_med,
+			double *base_p99)
+{
+	pid_t fillers[16], pid;
+	struct texit_result res = { 0 };
+	int nf = 0, p[2], status;
+	char name[128];
+
+	for (int left = fill; left > 0 && nf < 16; left -= FILL_PER_PROC) {
+		fillers[nf] = start_parked("child-filler",
+					   left < FILL_PER_PROC ? left :
+					   FILL_PER_PROC);
+		if (fillers[nf] < 0)
+			break;
+		nf++;
+	}
+	if (nf * FILL_PER_PROC < fill) {
+		printf("bench vm_thread_exit_%s_%d_filled SKIP filler processes failed\n",
+		       arena, fill);
+		goto out;
+	}
+	if (pipe(p))
+		goto out;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		thread_exit_child(p[1]);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &res, sizeof(res)) != sizeof(res))
+		res.ok = -1;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (res.ok < 0 || !res.on) {
+		printf("bench vm_thread_exit_%s_%d_filled SKIP not attached to /dev/actrack\n",
+		       arena, fill);
+		goto out;
+	}
+	snprintf(name, sizeof(name), "vm_thread_exit_%s_%d_filled_arena_used",
+		 arena, fill);
+	bench_line(name, (double)res.bytes_used, "bytes",
+		   (double)res.arena_size);
+	snprintf(name, sizeof(name), "vm_thread_create_exit_tracked_%s_%d_filled",
+		 arena, fill);
+	bench_line(name, res.on, "us", res.off);
+	if (!res.ok) {
+		printf("bench vm_thread_exit_to_freed_%s_%d_filled SKIP records_freed did not move\n",
+		       arena, fill);
+		goto out;
+	}
+	if (!*base_med) {
+		*base_med = res.freed_med;
+		*base_p99 = res.freed_p99;
+	}
+	snprintf(name, sizeof(name), "vm_thread_exit_to_freed_%s_%d_filled_median",
+		 arena, fill);
+	bench_line(name, res.freed_med, "us", *base_med);
+	snprintf(name, sizeof(name), "vm_thread_exit_to_freed_%s_%d_filled_p99",
+		 arena, fill);
+	bench_line(name, res.freed_p99, "us", *base_p99);
+out:
+	while (nf > 0)
+		stop_holder(fillers[--nf]);
 }
 
 /*
@@ -431,14 +985,21 @@ static bool want(int argc, char **argv, const char *what)
 
 static void sized_runs(int argc, char **argv)
 {
-	double base_rep = 0, base_freed = 0;
+	double base_rep = 0, base_freed = 0, te_med = 0, te_p99 = 0;
 
 	if (want(argc, argv, "stacks"))
 		stacks_cost();	/* leaves the module loaded as at boot */
 	if (want(argc, argv, "latency"))
 		latency("4mib", &base_rep, &base_freed);
-	if (want(argc, argv, "monitor"))
-		monitor_rate("4mib");
+	if (want(argc, argv, "monitor")) {
+		monitor_rate("4mib", 0);
+		/* a quarter of the burst too: is a report's cost per death
+		 * flat, or does it grow with the attached processes? */
+		monitor_rate("4mib", MON_BURST / 4);
+		monitor_rate("4mib", MON_BURST);
+	}
+	if (want(argc, argv, "threadexit"))
+		thread_exit("4mib", 0, &te_med, &te_p99);
 	if (sh("rmmod actrack") ||
 	    sh("insmod " KO " arena_size=67108864")) {
 		printf("bench vm_64mib SKIP reload with arena_size failed\n");
@@ -446,8 +1007,13 @@ static void sized_runs(int argc, char **argv)
 	}
 	if (want(argc, argv, "latency"))
 		latency("64mib", &base_rep, &base_freed);
-	if (want(argc, argv, "monitor"))
-		monitor_rate("64mib");
+	if (want(argc, argv, "monitor")) {
+		monitor_rate("64mib", 0);
+		monitor_rate("64mib", MON_BURST);
+	}
+	if (want(argc, argv, "threadexit"))
+		for (int f = 0; f <= 4000; f = f ? f * 2 : 1000)
+			thread_exit("64mib", f, &te_med, &te_p99);
 	if (sh("rmmod actrack") || sh("insmod " KO))
 		printf("bench vm SKIP reload failed\n");
 }
@@ -465,13 +1031,15 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "child-threads"))
 		return threads_child(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "child-filler"))
+		return filler_child(atoi(argv[2]), atoi(argv[3]));
 	if (access("/dev/actrack", F_OK)) {
 		printf("bench vm SKIP actrack.ko is not loaded\n");
 		return 0;
 	}
 	/* Before this process attaches: the module is reloaded here. */
 	if (want(argc, argv, "latency") || want(argc, argv, "monitor") ||
-	    want(argc, argv, "stacks"))
+	    want(argc, argv, "stacks") || want(argc, argv, "threadexit"))
 		sized_runs(argc, argv);
 	if (!want(argc, argv, "cost"))
 		return 0;
