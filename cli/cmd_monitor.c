@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #include "actrack.h"
 #include "cli.h"
@@ -310,6 +311,16 @@ int cmd_monitor(int argc, char **argv)
 	}
 	s.source = "live";
 	s.dedupe = true;
+
+	/*
+	 * Subscribed and the ring replayed: from here on every death is
+	 * reported.  Say so to whoever started us (systemd's Type=notify, a
+	 * test), so that they need not guess with a sleep.  A no-op without
+	 * NOTIFY_SOCKET; a failure to notify must not stop the monitor.
+	 * --count 0 never waits, so it is never ready.
+	 */
+	if (o.count)
+		sd_notify(0, "READY=1");
 
 	while (!mon_stop && (o.count < 0 || s.printed < o.count)) {
 		int timeout_ms = -1;
