@@ -23,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
 
 #include "actrack.h"
 #include "cli.h"
@@ -171,6 +173,66 @@ static void on_death(const struct actrack_death *d, void *arg)
 		s->printed++;
 }
 
+/* An overflow of the monitor's socket, in words (lib/monitor.c). */
+static void overflow_text(const struct actrack_monitor_gap *g, char *buf,
+			  size_t len)
+{
+	int n = 0;
+
+	if (g->uid != ACTRACK_GAP_ANY_UID)
+		n = snprintf(buf, len, "uid %u: ", g->uid);
+	if (n < 0 || (size_t)n >= len)
+		n = 0;
+	if (g->last_lost == UINT64_MAX)
+		snprintf(buf + n, len - n, "the ring of recent deaths could "
+			 "not be read back: any report may be lost (%u "
+			 "recovered)", g->recovered);
+	else if (g->first_lost)
+		snprintf(buf + n, len - n, "%u reports recovered from the "
+			 "ring, %" PRIu64 " lost (#%" PRIu64 " to #%" PRIu64
+			 ")", g->recovered, g->last_lost - g->first_lost + 1,
+			 g->first_lost, g->last_lost);
+	else if (g->last_lost)
+		snprintf(buf + n, len - n, "%u reports recovered from the "
+			 "ring; those before #%" PRIu64 " may be lost",
+			 g->recovered, g->last_lost + 1);
+	else
+		snprintf(buf + n, len - n, "%u reports recovered from the "
+			 "ring, none lost", g->recovered);
+}
+
+/*
+ * Gaps in what the monitor heard: module reloads (cli/journal.c) and
+ * overflows of its socket, which the library has filled from the ring as
+ * far as it could; both on stderr, and to the journal with --journal.
+ */
+static void monitor_gap(const struct actrack_monitor_gap *gap, void *arg)
+{
+	const struct mon_opts *o = arg;
+	char line[256];
+
+	if (gap->reason != ACTRACK_GAP_OVERFLOW) {
+		journal_monitor_gap(gap, (void *)&o->journal);
+		return;
+	}
+	overflow_text(gap, line, sizeof(line));
+	fprintf(stderr, "actrack: monitor: receive buffer overflowed: %s\n",
+		line);
+	if (o->journal)
+		sd_journal_send("MESSAGE=actrack: receive buffer overflowed: %s",
+				line, "MESSAGE_ID=%s", ACTRACK_JOURNAL_GAP_ID,
+				"PRIORITY=4", "SYSLOG_IDENTIFIER=actrack",
+				"ACTRACK_GAP_REASON=overflow",
+				"ACTRACK_GAP_OVERFLOW_NS=%" PRIu64,
+				gap->overflow_ns,
+				"ACTRACK_UID=%u", gap->uid,
+				"ACTRACK_GAP_RECOVERED=%u", gap->recovered,
+				"ACTRACK_GAP_FIRST_LOST=%" PRIu64,
+				gap->first_lost,
+				"ACTRACK_GAP_LAST_LOST=%" PRIu64,
+				gap->last_lost, NULL);
+}
+
 /* Return: -1 to go on, else the exit code. */
 static int parse_opts(int argc, char **argv, struct mon_opts *o)
 {
@@ -282,8 +344,9 @@ int cmd_monitor(int argc, char **argv)
 		report_open_error(ret, o.all_uids);
 		return 1;
 	}
-	/* Survives rmmod/insmod (a DKMS upgrade), saying what was missed. */
-	actrack_monitor_set_gap_fn(m, journal_monitor_gap, &o.journal);
+	/* Survives rmmod/insmod (a DKMS upgrade) and overflows, saying what
+	 * was missed. */
+	actrack_monitor_set_gap_fn(m, monitor_gap, &o);
 
 	/* No SA_RESTART: the signal must interrupt the wait in poll(). */
 	memset(&sa, 0, sizeof(sa));
@@ -311,6 +374,16 @@ int cmd_monitor(int argc, char **argv)
 	s.source = "live";
 	s.dedupe = true;
 
+	/*
+	 * Subscribed and the ring replayed: from here on every death is
+	 * reported.  Say so to whoever started us (systemd's Type=notify, a
+	 * test), so that they need not guess with a sleep.  A no-op without
+	 * NOTIFY_SOCKET; a failure to notify must not stop the monitor.
+	 * --count 0 never waits, so it is never ready.
+	 */
+	if (o.count)
+		sd_notify(0, "READY=1");
+
 	while (!mon_stop && (o.count < 0 || s.printed < o.count)) {
 		int timeout_ms = -1;
 
@@ -328,12 +401,6 @@ int cmd_monitor(int argc, char **argv)
 		ret = actrack_monitor_dispatch(m, timeout_ms, on_death, &s);
 		if (ret == -EINTR)
 			continue;
-		if (ret == -ENOBUFS) {
-			fprintf(stderr, "actrack: monitor: receive buffer "
-				"overflow: some reports were lost (counted by "
-				"the kernel as reports_dropped)\n");
-			continue;
-		}
 		if (ret < 0) {
 			fprintf(stderr, "actrack: monitor: receiving reports "
 				"failed: %s\n", strerror(-ret));

@@ -745,8 +745,10 @@ ACTRACK_API int actrack_monitor_fd(struct actrack_monitor *m);
 /**
  * actrack_monitor_dispatch() - receive what is pending (blocking if
  * @timeout_ms < 0, up to @timeout_ms otherwise) and call @fn per report.
- * Return: reports delivered (0 on timeout), -ENOBUFS (reports were lost;
- * counted by the kernel), -errno.
+ * Return: reports delivered (0 on timeout), -errno.  Reports the kernel
+ * dropped because the socket overflowed are read back from its ring and
+ * delivered, and the gap is told to the gap callback
+ * (actrack_monitor_set_gap_fn(), ACTRACK_GAP_OVERFLOW).
  */
 ACTRACK_API int actrack_monitor_dispatch(struct actrack_monitor *m,
 					 int timeout_ms, actrack_exit_fn fn,
@@ -776,17 +778,45 @@ ACTRACK_API void actrack_monitor_close(struct actrack_monitor *m);
  * actrack_monitor_dispatch(), when they were sent; later for one that
  * dispatches late.
  */
+#define ACTRACK_GAP_RELOAD	0	/* the module went away (and came back) */
+#define ACTRACK_GAP_OVERFLOW	1	/* the socket overflowed (ENOBUFS) */
+#define ACTRACK_GAP_ANY_UID	0xffffffffU
+
 struct actrack_monitor_gap {
+	/* ACTRACK_GAP_RELOAD (the overflow fields are 0): */
 	uint64_t unloaded_ns;		/* 0: the unload was not seen */
 	uint64_t loaded_ns;		/* 0: still unloaded */
 	uint64_t resubscribed_ns;	/* 0: still unloaded */
+	uint32_t reason;		/* ACTRACK_GAP_* */
+	/*
+	 * ACTRACK_GAP_OVERFLOW (the times above are 0).  The kernel dropped
+	 * reports because the caller did not read fast enough.  The monitor
+	 * reads what was queued, then the kernel's ring of recent deaths
+	 * (deaths_kept per uid), and delivers the reports of deaths after
+	 * its subscription that it had not delivered, oldest first, before
+	 * this call; a report is never delivered twice.  One call per uid
+	 * with reports recovered or lost, after them.  Reports are numbered
+	 * per uid (struct actrack_death.seq): [first_lost, last_lost] were
+	 * dropped and had left the ring (deaths the monitor may not see,
+	 * e.g. in another pid namespace, are numbered too: the range bounds
+	 * the loss).  0, 0: nothing lost.  first_lost 0, last_lost N: no
+	 * report of @uid had been heard to start from, so those before N
+	 * may be lost.  uid ACTRACK_GAP_ANY_UID, last_lost UINT64_MAX: the
+	 * ring could not be read, any report may be lost.
+	 */
+	uint32_t uid;			/* whose reports */
+	uint64_t overflow_ns;		/* CLOCK_REALTIME when ENOBUFS came */
+	uint64_t first_lost, last_lost;	/* report numbers (seq) */
+	uint32_t recovered;		/* reports read back from the ring */
 };
 typedef void (*actrack_gap_fn)(const struct actrack_monitor_gap *gap,
 			       void *arg);
 /**
  * actrack_monitor_set_gap_fn() - call @fn from actrack_monitor_dispatch()
  * when the module goes away (loaded_ns 0) and again once subscribed to
- * its new instance.  NULL @fn: no calls.  Return: 0, -EINVAL.
+ * its new instance (ACTRACK_GAP_RELOAD), and after recovering from an
+ * overflow of the socket (ACTRACK_GAP_OVERFLOW).  NULL @fn: no calls, the
+ * recovery is done all the same.  Return: 0, -EINVAL.
  */
 ACTRACK_API int actrack_monitor_set_gap_fn(struct actrack_monitor *m,
 					   actrack_gap_fn fn, void *arg);

@@ -23,6 +23,20 @@
  * hears of both through its gap callback, with the times the notices
  * were received (netlink datagrams carry no send time: SO_TIMESTAMP on a
  * netlink socket stamps them when they are read).
+ *
+ * Overflows: a caller that does not read fast enough fills the socket's
+ * receive buffer; the kernel then drops reports (it counts them as
+ * reports_dropped) and recv() fails once with ENOBUFS.  Every report was
+ * also kept in its uid's ring (GET_DEATHS, the last deaths_kept deaths),
+ * and reports carry a number, increasing per uid.  So the monitor first
+ * reads what is still queued (older than anything dropped: the kernel
+ * drops until the queue is empty), then dumps the ring and delivers the
+ * reports of deaths since its subscription that it had not delivered, in
+ * order.  A report is delivered once: a live one whose number and exit
+ * time are both at most the last delivered for its uid was replayed
+ * already (both, because a uid whose ring the module evicted numbers its
+ * deaths from 1 again, later).  Numbers between the last delivered and
+ * the ring's first replayed were lost for good: the gap callback says so.
  */
 #include <errno.h>
 #include <poll.h>
@@ -74,6 +88,18 @@ struct actrack_monitor {
 	struct actrack_monitor_gap gap;	/* the open one */
 	bool down;			/* DELFAMILY seen, not resubscribed */
 	bool resubscribe;		/* NEWFAMILY seen, not yet acted on */
+	/* Overflows (see the top of the file). */
+	uint64_t sub_mono_ns;		/* CLOCK_MONOTONIC, before SUBSCRIBE */
+	uint64_t overflow_ns;		/* ENOBUFS read, not recovered: when */
+	struct mon_seen *seen;		/* per uid: last report delivered */
+	uint32_t nr_seen;
+};
+
+/* The last live report delivered for one uid. */
+struct mon_seen {
+	uint32_t uid;
+	uint64_t seq;			/* its number */
+	uint64_t exit_ns;		/* the latest exit time delivered */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -716,6 +742,14 @@ static uint64_t mon_realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t mon_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int mon_grow(struct actrack_monitor *m, size_t want)
 {
 	char *p;
@@ -851,6 +885,13 @@ static int mon_transact(struct actrack_monitor *m, struct mnl_socket *nl,
 		n = mon_recv(m, nl, MON_REPLY_TIMEOUT_MS);
 		if (n == -EAGAIN)
 			return -ETIMEDOUT;
+		/* Reports dropped on the subscribed socket (the SUBSCRIBE of
+		 * a reload): recovered by the next dispatch. */
+		if (n == -ENOBUFS && stash) {
+			if (!m->overflow_ns)
+				m->overflow_ns = mon_realtime_ns();
+			continue;
+		}
 		if (n < 0)
 			return (int)n;
 		rem = (int)n;
@@ -1099,6 +1140,11 @@ static int mon_resubscribe(struct actrack_monitor *m)
 	int ret;
 
 	m->resubscribe = false;
+	/* A new instance numbers its reports afresh, in new rings. */
+	m->sub_mono_ns = mon_mono_ns();
+	free(m->seen);
+	m->seen = NULL;
+	m->nr_seen = 0;
 	mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
 		    m->flags & ACTRACK_MONITOR_ALL_UIDS);
 	ret = mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
@@ -1189,6 +1235,7 @@ int actrack_monitor_open(uint32_t flags, struct actrack_monitor **out)
 	ret = mon_resolve(m, m->nl);
 	if (ret)
 		goto err_close;
+	m->sub_mono_ns = mon_mono_ns();
 	mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
 		    flags & ACTRACK_MONITOR_ALL_UIDS);
 	ret = mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
@@ -1214,9 +1261,52 @@ int actrack_monitor_fd(struct actrack_monitor *m)
 	return mnl_socket_get_fd(m->nl);
 }
 
-/* Parse and deliver one report.  Return 1 if delivered, 0 if skipped. */
+static struct mon_seen *mon_seen_find(struct actrack_monitor *m, uint32_t uid)
+{
+	for (uint32_t i = 0; i < m->nr_seen; i++)
+		if (m->seen[i].uid == uid)
+			return &m->seen[i];
+	return NULL;
+}
+
+/* Delivered already (live or replayed after an overflow)?  A uid's
+ * reports come in the order of their numbers. */
+static bool mon_seen_before(struct actrack_monitor *m,
+			    const struct actrack_death *d)
+{
+	const struct mon_seen *s = mon_seen_find(m, d->uid);
+
+	return s && d->seq && d->seq <= s->seq && d->exit_time_ns <= s->exit_ns;
+}
+
+static void mon_seen_note(struct actrack_monitor *m,
+			  const struct actrack_death *d)
+{
+	struct mon_seen *s = mon_seen_find(m, d->uid);
+
+	if (!d->seq)
+		return;		/* a module without numbers: nothing to do */
+	if (!s) {
+		s = realloc(m->seen, (m->nr_seen + 1) * sizeof(*s));
+		if (!s)
+			return;	/* at worst, a report replayed twice */
+		m->seen = s;
+		s = &m->seen[m->nr_seen++];
+		s->uid = d->uid;
+		s->exit_ns = 0;
+	}
+	s->seq = d->seq;
+	if (d->exit_time_ns > s->exit_ns)
+		s->exit_ns = d->exit_time_ns;
+}
+
+/*
+ * Parse and deliver one report; @live: from the subscription (counted for
+ * the overflow recovery, never delivered twice), else from the ring at the
+ * caller's request.  Return 1 if delivered, 0 if skipped.
+ */
 static int mon_deliver(struct actrack_monitor *m, const struct nlmsghdr *nlh,
-		       actrack_exit_fn fn, void *arg)
+		       bool live, actrack_exit_fn fn, void *arg)
 {
 	struct actrack_death d;
 
@@ -1228,10 +1318,167 @@ static int mon_deliver(struct actrack_monitor *m, const struct nlmsghdr *nlh,
 		m->malformed++;
 		return 0;
 	}
+	if (live && mon_seen_before(m, &d)) {
+		/* Replayed from the ring after an overflow. */
+		__actrack_free_death(&d);
+		return 0;
+	}
+	if (live)
+		mon_seen_note(m, &d);
 	if (fn)
 		fn(&d, arg);
 	__actrack_free_death(&d);
 	return 1;
+}
+
+/* One uid's part of a ring replay after an overflow. */
+struct mon_replay_uid {
+	uint32_t uid;
+	bool known;		/* base_seq: the last report delivered */
+	bool covered;		/* the ring reaches back to it (or before us) */
+	bool unnumbered;	/* reports without numbers: cannot tell */
+	uint64_t base_seq;
+	uint64_t first_new;	/* first replayed report's number, 0: none */
+	uint32_t recovered;
+};
+
+struct mon_replay {
+	actrack_exit_fn fn;
+	void *arg;
+	int count;
+	int err;
+	struct mon_replay_uid *u;
+	uint32_t nr_u;
+};
+
+static struct mon_replay_uid *mon_replay_uid(struct actrack_monitor *m,
+					     struct mon_replay *r, uint32_t uid)
+{
+	const struct mon_seen *s;
+	struct mon_replay_uid *u;
+
+	for (uint32_t i = 0; i < r->nr_u; i++)
+		if (r->u[i].uid == uid)
+			return &r->u[i];
+	u = realloc(r->u, (r->nr_u + 1) * sizeof(*u));
+	if (!u)
+		return NULL;
+	r->u = u;
+	u = &r->u[r->nr_u++];
+	memset(u, 0, sizeof(*u));
+	u->uid = uid;
+	s = mon_seen_find(m, uid);
+	if (s) {
+		u->known = true;
+		u->base_seq = s->seq;
+	}
+	return u;
+}
+
+/* A report of the ring (oldest first per uid): replay it if it was missed. */
+static int mon_replay_reply(struct actrack_monitor *m,
+			    const struct nlmsghdr *nlh, void *arg)
+{
+	struct mon_replay *r = arg;
+	struct mon_replay_uid *u;
+	struct actrack_death d;
+
+	if (nlh->nlmsg_type != m->family ||
+	    __actrack_parse_death(nlh, nlh->nlmsg_len, &d)) {
+		m->malformed++;
+		return 0;
+	}
+	u = mon_replay_uid(m, r, d.uid);
+	if (!u) {
+		r->err = -ENOMEM;
+	} else if (!d.seq) {
+		u->unnumbered = true;
+	} else if (mon_seen_before(m, &d) || d.exit_time_ns < m->sub_mono_ns) {
+		/* Delivered, or died before we subscribed: nothing missed
+		 * from here back. */
+		u->covered = true;
+	} else {
+		/* Numbered afresh (the ring was evicted): the base says
+		 * nothing about what came before. */
+		if (u->known && d.seq <= u->base_seq)
+			u->known = false;
+		if (!u->first_new)
+			u->first_new = d.seq;
+		u->recovered++;
+		r->count++;
+		mon_seen_note(m, &d);
+		if (r->fn)
+			r->fn(&d, r->arg);
+	}
+	__actrack_free_death(&d);
+	return 0;
+}
+
+static void mon_overflow_gap(struct actrack_monitor *m, uint32_t uid,
+			     uint64_t first, uint64_t last, uint32_t recovered)
+{
+	struct actrack_monitor_gap g = {
+		.reason = ACTRACK_GAP_OVERFLOW, .uid = uid,
+		.overflow_ns = m->overflow_ns, .first_lost = first,
+		.last_lost = last, .recovered = recovered,
+	};
+
+	if (m->gap_fn)
+		m->gap_fn(&g, m->gap_arg);
+}
+
+/*
+ * After ENOBUFS, once what was queued is read: deliver what the ring still
+ * has of the dropped reports, then tell the gap callback per uid.
+ */
+static void mon_recover(struct actrack_monitor *m, actrack_exit_fn fn,
+			void *arg, int *count)
+{
+	struct mon_replay r = { .fn = fn, .arg = arg };
+	uint16_t family = m->family;
+	bool told = false;
+	int ret;
+
+	ret = mon_query(m, ACTRACK_CMD_GET_DEATHS, true, mon_replay_reply, &r);
+	*count += r.count;
+	if (!ret && m->family != family && !m->down) {
+		/* Reloaded, and both notices were among the dropped: our
+		 * subscription went with the old instance. */
+		memset(&m->gap, 0, sizeof(m->gap));
+		m->gap.loaded_ns = m->overflow_ns;
+		m->down = true;
+		m->resubscribe = true;
+	}
+	if (ret || r.err) {
+		mon_overflow_gap(m, ACTRACK_GAP_ANY_UID, 0, UINT64_MAX,
+				 (uint32_t)r.count);
+		goto out;
+	}
+	for (uint32_t i = 0; i < r.nr_u; i++) {
+		const struct mon_replay_uid *u = &r.u[i];
+		uint64_t first = 0, last = 0;
+
+		if (u->unnumbered) {
+			last = UINT64_MAX;
+		} else if (!u->covered && u->first_new) {
+			if (u->known && u->first_new > u->base_seq + 1) {
+				first = u->base_seq + 1;
+				last = u->first_new - 1;
+			} else if (!u->known && u->first_new > 1) {
+				last = u->first_new - 1;
+			}
+		}
+		if (!u->recovered && !last)
+			continue;
+		mon_overflow_gap(m, u->uid, first, last, u->recovered);
+		told = true;
+	}
+	/* Nothing the ring knows of was missed; the overflow is still said. */
+	if (!told)
+		mon_overflow_gap(m, ACTRACK_GAP_ANY_UID, 0, 0, 0);
+out:
+	free(r.u);
+	m->overflow_ns = 0;
 }
 
 /* One message of the subscribed socket: a report or a controller notice. */
@@ -1244,7 +1491,7 @@ static void mon_handle(struct actrack_monitor *m, const struct nlmsghdr *nlh,
 	if (nlh->nlmsg_type == GENL_ID_CTRL)
 		mon_ctrl_notice(m, nlh, rx_ns);
 	else
-		*count += mon_deliver(m, nlh, fn, arg);
+		*count += mon_deliver(m, nlh, true, fn, arg);
 }
 
 int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
@@ -1278,7 +1525,24 @@ int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 					return ret;
 			}
 		}
-		n = mon_recv(m, m->nl, count ? 0 : timeout_ms);
+		n = mon_recv(m, m->nl, count || m->overflow_ns ? 0 :
+					timeout_ms);
+		if (n == -ENOBUFS) {
+			/* Reports were dropped: read those queued before
+			 * them first, then the ring (top of the file). */
+			if (!m->overflow_ns)
+				m->overflow_ns = mon_realtime_ns();
+			continue;
+		}
+		if (n == -EAGAIN && m->overflow_ns) {
+			mon_recover(m, fn, arg, &count);
+			if (m->resubscribe) {
+				ret = mon_resubscribe(m);
+				if (ret)
+					return ret;
+			}
+			continue;
+		}
 		if (n == -EAGAIN)
 			return count;
 		if (n < 0)
@@ -1321,7 +1585,7 @@ static int mon_recent_reply(struct actrack_monitor *m,
 {
 	struct recent_ctx *c = arg;
 
-	c->count += mon_deliver(m, nlh, c->fn, c->arg);
+	c->count += mon_deliver(m, nlh, false, c->fn, c->arg);
 	return 0;
 }
 
@@ -1462,6 +1726,7 @@ void actrack_monitor_close(struct actrack_monitor *m)
 		m->stash = s->next;
 		free(s);
 	}
+	free(m->seen);
 	free(m->buf);
 	free(m);
 }

@@ -4,7 +4,8 @@
  * "not loaded" line and exit 1, usage errors exit 2, --help.  In the VM:
  * a killed process shows up in --recent and live, as text (innermost
  * activity first) and as JSON that a strict parser accepts (outermost
- * first, as dump --json).
+ * first, as dump --json); the monitor says READY=1 on NOTIFY_SOCKET once
+ * subscribed, and only then.
  */
 #include <limits.h>
 #include "vm_util.h"
@@ -22,7 +23,9 @@ struct proc {
 	int out, err;	/* read ends */
 };
 
-static int spawn(struct proc *p, char *const argv[])
+/* @notify: NOTIFY_SOCKET for the child alone (vm_notify_open()), or NULL. */
+static int spawn_notify(struct proc *p, const char *notify,
+			char *const argv[])
 {
 	int o[2], e[2];
 
@@ -34,6 +37,8 @@ static int spawn(struct proc *p, char *const argv[])
 	if (p->pid == 0) {
 		dup2(o[1], 1);
 		dup2(e[1], 2);
+		if (notify && setenv("NOTIFY_SOCKET", notify, 1))
+			_exit(126);
 		execv(cli_path(), argv);
 		_exit(127);
 	}
@@ -42,6 +47,20 @@ static int spawn(struct proc *p, char *const argv[])
 	p->out = o[0];
 	p->err = e[0];
 	return 0;
+}
+
+static int spawn(struct proc *p, char *const argv[])
+{
+	return spawn_notify(p, NULL, argv);
+}
+
+/* Nothing (more) was sent to the notification socket @fd. */
+static bool notify_silent(int fd)
+{
+	char buf[64];
+
+	return recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0 &&
+	       errno == EAGAIN;
 }
 
 /* All of @fd, NUL-terminated, then closed. */
@@ -230,16 +249,25 @@ static char *line_with(const char *text, const char *needle)
 
 TEST(not_loaded)
 {
-	char *out, *err;
-	int rc;
+	char *out, *err, notify[108];
+	struct proc p;
+	int rc, nfd;
 
 	if (in_vm())
 		SKIP(return, "the module is loaded in the VM");
-	rc = run(&out, &err, (char *[]){ "actrack", "monitor", NULL });
+	nfd = vm_notify_open(notify, sizeof(notify));
+	ASSERT_LE(0, nfd) TH_LOG("notify socket: %s", strerror(-nfd));
+	ASSERT_EQ(0, spawn_notify(&p, notify, (char *[]){ "actrack", "monitor",
+		  NULL }));
+	rc = finish(&p, &out, &err);
 	EXPECT_EQ(1, rc);
 	EXPECT_STREQ("", out);
 	EXPECT_STREQ("actrack: monitor: actrack.ko is not loaded (no generic "
 		     "netlink family \"actrack\")\n", err);
+	/* Not subscribed, so never ready: systemd sees a failed start. */
+	EXPECT_TRUE(notify_silent(nfd));
+	close(nfd);
+	unlink(notify);
 	free(out);
 	free(err);
 }
@@ -393,18 +421,26 @@ TEST_F_TIMEOUT(live, recent_text_and_json, 60)
 
 TEST_F_TIMEOUT(live, live_json, 60)
 {
-	char *out, *err, pidkey[32], *line;
+	char *out, *err, pidkey[32], *line, notify[108];
 	struct proc p;
-	int rc;
+	int rc, nfd;
 
 	VM_SETUP_SKIPPED();
-	ASSERT_EQ(0, spawn(&p, (char *[]){ "actrack", "monitor", "--json",
-		  "--count", "1", "--timeout", "30", NULL }));
-	/* Give it time to subscribe (it reads nothing before). */
-	usleep(1000000);
+	nfd = vm_notify_open(notify, sizeof(notify));
+	ASSERT_LE(0, nfd) TH_LOG("notify socket: %s", strerror(-nfd));
+	ASSERT_EQ(0, spawn_notify(&p, notify, (char *[]){ "actrack", "monitor",
+		  "--json", "--count", "1", "--timeout", "30", NULL }));
+	/* READY=1 means subscribed: the death that follows is reported. */
+	rc = vm_notify_wait_ready(nfd, 20000);
+	EXPECT_EQ(0, rc) TH_LOG("no READY=1 from the monitor: %s",
+				strerror(-rc));
 	self->status = vm_victim_cmd(&self->v, 'x', 7);
 	rc = finish(&p, &out, &err);
 	EXPECT_EQ(0, rc) TH_LOG("stderr: %s", err);
+	/* READY=1 was the one and only notification. */
+	EXPECT_TRUE(notify_silent(nfd));
+	close(nfd);
+	unlink(notify);
 	EXPECT_EQ(1, json_lines(out)) TH_LOG("output: %s", out);
 	snprintf(pidkey, sizeof(pidkey), "\"process\":{\"pid\":%d,",
 		 self->v.pid);

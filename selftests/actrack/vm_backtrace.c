@@ -356,53 +356,43 @@ static char *bt_thread_block(const char *out, pid_t pid, int tid)
 
 /*
  * `actrack monitor --count 1` in the background, its output to a file;
- * returns once it waits for reports: subscribed, asleep in poll().
+ * returns once it said READY=1 on NOTIFY_SOCKET (subscribed), or -1.
  */
 static pid_t bt_monitor_start(int *out)
 {
-	char path[256], fdpath[64], link[64], stat[512];
-	uint64_t end = vm_mono_ns() + 20000000000ULL;
-	bool subscribed = false;
+	char path[256], notify[108];
 	pid_t pid;
+	int nfd;
 
 	test_path(path, sizeof(path), "bt-monitor-out");
 	*out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	unlink(path);
 	if (*out < 0)
 		return -1;
+	nfd = vm_notify_open(notify, sizeof(notify));
+	if (nfd < 0)
+		return -1;
 	pid = fork();
 	if (pid < 0)
-		return -1;
+		goto out;
 	if (!pid) {
 		char *argv[] = { "actrack", "monitor", "--count", "1",
 				 "--timeout", "60s", NULL };
 
 		dup2(*out, 1);
+		setenv("NOTIFY_SOCKET", notify, 1);
 		execv(cli_path(), argv);
 		_exit(127);
 	}
-	while (!subscribed && vm_mono_ns() < end) {
-		FILE *f;
-
-		usleep(20000);
-		for (int fd = 3; fd < 16 && !subscribed; fd++) {
-			ssize_t n;
-
-			snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd/%d",
-				 pid, fd);
-			n = readlink(fdpath, link, sizeof(link) - 1);
-			subscribed = n > 0 && !strncmp(link, "socket:", 7);
-		}
-		if (!subscribed)
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "/proc/%d/stat", pid);
-		f = fopen(fdpath, "r");
-		subscribed = f && fgets(stat, sizeof(stat), f) &&
-			     strstr(stat, ") S ");
-		if (f)
-			fclose(f);
+	/* READY=1: subscribed, so the death the caller causes is reported. */
+	if (vm_notify_wait_ready(nfd, 20000)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
 	}
-	usleep(100000);
+out:
+	close(nfd);
+	unlink(notify);
 	return pid;
 }
 

@@ -26,8 +26,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +120,69 @@ static VM_UNUSED int vm_start_ticks(pid_t pid, uint64_t *ticks)
 		return -EIO;
 	*ticks = strtoull(p + 1, NULL, 10);
 	return 0;
+}
+
+/*
+ * systemd's readiness protocol, the receiving side: a datagram socket bound
+ * to a fresh path under $TMPDIR, written to @path (size @n), to be passed
+ * as NOTIFY_SOCKET to a child only.  Return: the fd, or -errno.
+ */
+static VM_UNUSED int vm_notify_open(char *path, size_t n)
+{
+	static unsigned int serial;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *dir = getenv("TMPDIR");
+	int fd, len, ret;
+
+	len = snprintf(path, n, "%s/actrack-notify-%d-%u",
+		       dir && *dir ? dir : "/tmp", (int)getpid(), serial++);
+	if (len < 0 || (size_t)len >= n || (size_t)len >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, (size_t)len + 1);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * Wait up to @timeout_ms for one datagram on @fd (vm_notify_open()).
+ * The bound is a failure detector, not a measurement: callers pass tens of
+ * seconds.  Return: 0 when it is exactly "READY=1", -EBADMSG for any other
+ * message (the monitor sends nothing else), -ETIMEDOUT when none came.
+ */
+static VM_UNUSED int vm_notify_wait_ready(int fd, int timeout_ms)
+{
+	uint64_t end = vm_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	char buf[256];
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now = vm_mono_ns();
+		ssize_t len;
+		int ret;
+
+		if (now >= end)
+			return -ETIMEDOUT;
+		ret = poll(&pfd, 1, (int)((end - now + 999999) / 1000000));
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		if (ret <= 0)
+			continue;
+		len = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		if (len < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (len < 0)
+			return -errno;
+		buf[len] = '\0';
+		return !strcmp(buf, "READY=1") && len == 7 ? 0 : -EBADMSG;
+	}
 }
 
 /* /proc/self/cmdline with spaces: what the kernel reports for our forks. */
