@@ -91,8 +91,10 @@ int actrack_walk_user_data(struct actrack_walk *w, __u32 ref,
 	k.pid = at_load(&owner->pid);
 	k.pid_ns = at_load(&owner->pid_ns);
 	memcpy(&k.start_ticks, &owner->start_ticks, sizeof(k.start_ticks));
-	/* Exactly the referrer's owner: its pid_ns is a value, never the
-	 * wildcard a key may hold, even where the arena's bytes say so. */
+	/*
+	 * Exactly the referrer's owner: its pid_ns is a value, never the
+	 * wildcard a key may hold, even where the arena's bytes say so.
+	 */
 	if (!actrack_owner_matches(&ud->owner, &k) ||
 	    at_load(&ud->owner.pid_ns) != k.pid_ns ||
 	    (tid && at_load(&ud->owner.tid) != tid))
