@@ -838,18 +838,23 @@ static void mon_put_req(struct actrack_monitor *m, char *buf, uint8_t cmd,
 		mnl_attr_put(nlh, ACTRACK_A_ALL_UIDS, 0, NULL);
 }
 
-/* Keep an unsolicited report received while waiting for an answer. */
+/*
+ * Keep an unsolicited report received while waiting for an answer.  One
+ * that cannot be kept (the stash is full, no memory) is a report lost as
+ * surely as one the kernel dropped: the same recovery through the ring,
+ * and the same gap said, as after ENOBUFS.
+ */
 static void mon_stash(struct actrack_monitor *m, const struct nlmsghdr *nlh)
 {
-	struct mon_stash *s;
+	struct mon_stash *s = NULL;
 
-	if (m->nr_stash >= MON_STASH_MAX) {
-		m->malformed++;
+	if (m->nr_stash < MON_STASH_MAX)
+		s = malloc(sizeof(*s) + nlh->nlmsg_len);
+	if (!s) {
+		if (!m->overflow_ns)
+			m->overflow_ns = mon_realtime_ns();
 		return;
 	}
-	s = malloc(sizeof(*s) + nlh->nlmsg_len);
-	if (!s)
-		return;
 	s->next = NULL;
 	s->rx_ns = m->rx_ns;
 	memcpy(s->nlh, nlh, nlh->nlmsg_len);
