@@ -29,14 +29,14 @@
 #include <linux/err.h>
 #include <linux/uuid.h>
 #include <linux/pid.h>
-#include "actrack.h"
+#include "internal.h"
 
 static LIST_HEAD(actrack_arenas);		/* append only until unload */
 static DEFINE_MUTEX(actrack_arenas_mutex);
 static unsigned int actrack_nr_arenas;
 static uuid_t actrack_boot_id;			/* zero if unknown */
 
-void actrack_death_free(struct actrack_death *d)
+void actrack_report_free(struct actrack_report *d)
 {
 	put_pid(d->tgid);
 	kvfree(d->stacks);
@@ -108,7 +108,7 @@ static void actrack_karena_release(struct kref *kref)
 
 	for (i = 0; i < actrack_deaths_kept; i++)
 		if (ka->ring[i])
-			actrack_death_free(ka->ring[i]);
+			actrack_report_free(ka->ring[i]);
 	kfree(ka->ring);
 	actrack_capture_pool_free(ka);
 	actrack_mem_free(ka);
@@ -373,7 +373,7 @@ void actrack_arena_sum_counters(u64 out[5])
  * evicted first, so a uid that dies a lot cannot pin unbounded memory.
  */
 void actrack_arena_store_death(struct actrack_karena *ka,
-			       struct actrack_death *d)
+			       struct actrack_report *d)
 {
 	u32 kept = actrack_deaths_kept;
 
@@ -384,7 +384,7 @@ void actrack_arena_store_death(struct actrack_karena *ka,
 		u32 old = (ka->ring_head + kept - ka->ring_count) % kept;
 
 		ka->ring_bytes -= ka->ring[old]->bytes;
-		actrack_death_free(ka->ring[old]);
+		actrack_report_free(ka->ring[old]);
 		ka->ring[old] = NULL;
 		ka->ring_count--;
 	}

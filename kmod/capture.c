@@ -40,7 +40,7 @@
 #include <linux/jiffies.h>
 #include <linux/bitmap.h>
 #include <asm/ptrace.h>
-#include "actrack.h"
+#include "internal.h"
 
 /* A slot nobody collected within this long is free again. */
 #define ACTRACK_CAPTURE_STALE	(60 * HZ)
@@ -304,11 +304,11 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
  * Return: NULL when there are none (or no memory: then ACTRACK_DEATH_
  * STACKS_CUT is set in *@flags).
  */
-struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
+struct actrack_report_stacks *actrack_capture_take(struct actrack_proc *p,
 						  u32 *flags)
 {
 	struct actrack_capture_pool *pool = actrack_pool(p);
-	struct actrack_death_stacks *ds = NULL;
+	struct actrack_report_stacks *ds = NULL;
 	struct actrack_capture_slot *s;
 	u32 i, n = 0, bytes = 0;
 	size_t size;
@@ -344,7 +344,7 @@ struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
 	}
 	bytes = 0;
 	for (i = 0; i < pool->nr_slots; i++) {
-		struct actrack_death_stack *out;
+		struct actrack_report_stack *out;
 
 		s = actrack_slot(pool, i);
 		if (!test_bit(i, pool->busy) || !actrack_slot_ready(s) ||

@@ -26,7 +26,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/overflow.h>
-#include "actrack.h"
+#include "internal.h"
 
 static struct workqueue_struct *actrack_wq;
 
@@ -35,9 +35,9 @@ static struct workqueue_struct *actrack_wq;
  */
 struct actrack_scratch {
 	struct actrack_walk walk;	/* and its record copy */
-	struct actrack_death_thread threads[ACTRACK_DEATH_MAX_THREADS];
+	struct actrack_report_thread threads[ACTRACK_REPORT_MAX_THREADS];
 	struct actrack_activity acts[ACTRACK_DEATH_MAX_ACTS];
-	struct actrack_death_data act_data[ACTRACK_DEATH_MAX_ACTS];
+	struct actrack_report_data act_data[ACTRACK_DEATH_MAX_ACTS];
 	struct actrack_module modules[ACTRACK_DEATH_MAX_MODULES];
 	u8 proc_data[ACTRACK_DEATH_PROCESS_DATA_MAX];
 	u8 data[ACTRACK_DEATH_MAX_DATA];
@@ -46,12 +46,12 @@ struct actrack_scratch {
 	      ACTRACK_DEATH_PROCESS_DATA_MAX] __aligned(8);
 };
 
-static struct actrack_death *actrack_death_alloc(u32 nr_threads,
+static struct actrack_report *actrack_report_alloc(u32 nr_threads,
 						 u32 nr_acts, u32 nr_modules,
 						 u32 proc_data_len,
 						 u32 data_len)
 {
-	struct actrack_death *d;
+	struct actrack_report *d;
 	size_t threads_off, acts_off, act_data_off, modules_off;
 	size_t proc_data_off, data_off, bytes;
 
@@ -148,8 +148,8 @@ static int actrack_collect_process(struct actrack_walk *w,
 static int actrack_collect_user_data(struct actrack_collect *c,
 				     const struct actrack_walk_rec *r)
 {
-	struct actrack_death_thread *t;
-	struct actrack_death_data *dd;
+	struct actrack_report_thread *t;
+	struct actrack_report_data *dd;
 	u32 room;
 
 	if (r->act == ACTRACK_WALK_PROCESS_DATA) {
@@ -181,10 +181,10 @@ static int actrack_collect_thread(struct actrack_walk *w,
 				  const struct actrack_walk_rec *r)
 {
 	const struct actrack_thread_copy *copy = r->thread;
-	struct actrack_death_thread *t;
+	struct actrack_report_thread *t;
 	u32 i, n;
 
-	if (c->nr_threads == ACTRACK_DEATH_MAX_THREADS) {
+	if (c->nr_threads == ACTRACK_REPORT_MAX_THREADS) {
 		/* Full: copy no more trackers, however many claim the pid. */
 		c->flags |= ACTRACK_DEATH_TRUNCATED;
 		w->types &= ~ACTRACK_WALK_THREADS;
@@ -269,10 +269,10 @@ static int actrack_collect_record(struct actrack_walk *w,
  * the arena core per report.  Threads, activities, modules and data are
  * bounded again here; a full kind stops being copied.
  */
-static struct actrack_death *actrack_build_death(struct actrack_proc *p)
+static struct actrack_report *actrack_build_death(struct actrack_proc *p)
 {
 	struct actrack_collect c = { .p = p };
-	struct actrack_death *d;
+	struct actrack_report *d;
 	struct actrack_walk *w;
 	u8 *seen;
 
@@ -307,7 +307,7 @@ static struct actrack_death *actrack_build_death(struct actrack_proc *p)
 		atomic64_inc(&p->arena->stats.corruption);
 	}
 
-	d = actrack_death_alloc(c.nr_threads, c.nr_acts, c.nr_modules,
+	d = actrack_report_alloc(c.nr_threads, c.nr_acts, c.nr_modules,
 				c.proc_data_len, c.data_len);
 	if (!d) {
 		kvfree(c.s);
@@ -358,7 +358,7 @@ static void actrack_free_records(struct actrack_proc *p,
 static void actrack_proc_death(struct actrack_proc *p)
 {
 	struct actrack_karena *ka = p->arena;
-	struct actrack_death *d;
+	struct actrack_report *d;
 
 	d = actrack_build_death(p);
 	if (!d)

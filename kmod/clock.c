@@ -14,7 +14,7 @@
 #include <linux/timekeeping.h>
 #include <linux/jiffies.h>
 #include <linux/mm.h>
-#include "actrack.h"
+#include "internal.h"
 #include "compat.h"
 
 static u64 *actrack_clock_word;		/* start of a vmalloc_user page */

@@ -26,7 +26,7 @@
 #include <linux/capability.h>
 #include <linux/user_namespace.h>
 #include <linux/vmalloc.h>
-#include "actrack.h"
+#include "internal.h"
 #include "compat.h"
 #include "test_fault.h"
 

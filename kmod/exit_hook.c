@@ -44,7 +44,7 @@
 #include <linux/proc_ns.h>
 #include <trace/events/sched.h>
 #include <trace/events/signal.h>
-#include "actrack.h"
+#include "internal.h"
 #include "test_fault.h"
 
 #define ACTRACK_PROC_HASH_BITS	10

@@ -12,7 +12,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mm.h>
-#include "actrack.h"
+#include "internal.h"
 #include "test_fault.h"
 
 unsigned int actrack_arena_size = ACTRACK_DEFAULT_ARENA_SIZE;

@@ -22,7 +22,7 @@
  * and start_ticks stay as the dead process saw them (ACTRACK_A_PID_NS
  * names its namespace).
  *
- * Every message renders a struct actrack_death from kernel memory; uids
+ * Every message renders a struct actrack_report from kernel memory; uids
  * as the reader's user namespace sees them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -39,7 +39,7 @@
 #include <net/sock.h>
 #include <linux/pid_namespace.h>
 #include <linux/jiffies.h>
-#include "actrack.h"
+#include "internal.h"
 
 /*
  * A subscription belongs to its socket (@sk, referenced), not to its
@@ -214,7 +214,7 @@ static size_t actrack_thread_msg_size(void)
 }
 
 /* The user data attributes of a report (bounded by ACTRACK_DEATH_MAX_*). */
-static size_t actrack_data_msg_size(const struct actrack_death *d)
+static size_t actrack_data_msg_size(const struct actrack_report *d)
 {
 	size_t size = 0;
 	u32 i;
@@ -229,7 +229,7 @@ static size_t actrack_data_msg_size(const struct actrack_death *d)
 }
 
 /* The ACTRACK_A_STACK attributes of a report. */
-static size_t actrack_stacks_msg_size(const struct actrack_death *d)
+static size_t actrack_stacks_msg_size(const struct actrack_report *d)
 {
 	size_t size = 0;
 	u32 i;
@@ -243,7 +243,7 @@ static size_t actrack_stacks_msg_size(const struct actrack_death *d)
 	return size;
 }
 
-static size_t actrack_death_msg_size(const struct actrack_death *d)
+static size_t actrack_report_msg_size(const struct actrack_report *d)
 {
 	return actrack_data_msg_size(d) + actrack_stacks_msg_size(d) +
 	       nla_total_size(4) * 7 +		/* pid uid status code/sig
@@ -259,9 +259,9 @@ static size_t actrack_death_msg_size(const struct actrack_death *d)
 
 /* One activity's user data: its index in the thread, then its records. */
 static int actrack_put_act_data(struct sk_buff *skb,
-				const struct actrack_death *d, u32 act, u32 idx)
+				const struct actrack_report *d, u32 act, u32 idx)
 {
-	const struct actrack_death_data *dd = &d->act_data[act];
+	const struct actrack_report_data *dd = &d->act_data[act];
 	struct nlattr *attr;
 
 	attr = nla_reserve(skb, ACTRACK_T_USER_DATA, sizeof(u32) + dd->len);
@@ -276,8 +276,8 @@ static int actrack_put_act_data(struct sk_buff *skb,
  * One ACTRACK_A_THREAD with its first @max_acts activities, and their user
  * data if @with_data.
  */
-static int actrack_put_thread(struct sk_buff *skb, const struct actrack_death *d,
-			      const struct actrack_death_thread *t,
+static int actrack_put_thread(struct sk_buff *skb, const struct actrack_report *d,
+			      const struct actrack_report_thread *t,
 			      u32 max_acts, bool with_data)
 {
 	u32 i, n = min(t->nr_acts, max_acts);
@@ -322,8 +322,8 @@ cancel:
 }
 
 /* One ACTRACK_A_STACK. */
-static int actrack_put_stack(struct sk_buff *skb, const struct actrack_death *d,
-			     const struct actrack_death_stack *st)
+static int actrack_put_stack(struct sk_buff *skb, const struct actrack_report *d,
+			     const struct actrack_report_stack *st)
 {
 	struct nlattr *nest;
 
@@ -348,7 +348,7 @@ static int actrack_put_stack(struct sk_buff *skb, const struct actrack_death *d,
  * fit are left out and ACTRACK_DEATH_TRUNCATED is set (a dump skb can be
  * smaller than a whole report); otherwise the message is all or nothing.
  */
-static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
+static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d,
 			     u32 pid, struct user_namespace *ns, u32 portid,
 			     u32 seq, int nlflags, bool may_truncate)
 {
@@ -401,7 +401,7 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_death *d,
 		flags |= ACTRACK_DEATH_TRUNCATED;
 	}
 	for (i = 0; i < d->nr_threads; i++) {
-		const struct actrack_death_thread *t = &d->threads[i];
+		const struct actrack_report_thread *t = &d->threads[i];
 		size_t room, head = actrack_thread_msg_size();
 
 		if (!actrack_put_thread(skb, d, t, t->nr_acts, true))
@@ -451,9 +451,9 @@ cancel:
 
 /* Context: the cleanup work (process context, may sleep). */
 void actrack_netlink_report(struct actrack_karena *ka,
-			    const struct actrack_death *d)
+			    const struct actrack_report *d)
 {
-	size_t size = actrack_death_msg_size(d);
+	size_t size = actrack_report_msg_size(d);
 	struct actrack_sub *s, *tmp;
 	struct sk_buff *skb;
 	bool trunc;
@@ -698,7 +698,7 @@ static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
 
 	mutex_lock(&ka->lock);
 	for (i = 0; i < ka->ring_count; i++) {
-		struct actrack_death *d;
+		struct actrack_report *d;
 
 		d = ka->ring[(ka->ring_head + kept - ka->ring_count + i) % kept];
 		if (d->seq <= (u64)cb->args[ACTRACK_CB_SEQ])

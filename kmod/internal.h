@@ -17,7 +17,7 @@
  *   and the arena's work reports, frees the records and drops it; it is
  *   freed after an RCU grace period (the probe looks entries up under
  *   RCU).  It holds its arena and one of its memory users.
- * - struct actrack_death is built by the cleanup work, sent to subscribers,
+ * - struct actrack_report is built by the cleanup work, sent to subscribers,
  *   then owned by its arena's bounded deaths ring.
  */
 #ifndef ACTRACK_KMOD_H
@@ -51,7 +51,7 @@
  * stays under 96 KiB of netlink (about 64 KiB of threads and 22 KiB of
  * modules).
  */
-#define ACTRACK_DEATH_MAX_THREADS	256U
+#define ACTRACK_REPORT_MAX_THREADS	256U
 #define ACTRACK_DEATH_MAX_ACTS		512U
 /* ELF objects of the process, for symbolizing (22 KiB at most). */
 #define ACTRACK_DEATH_MAX_MODULES	64U
@@ -94,7 +94,7 @@ struct actrack_counters {
 	atomic64_t reports_dropped;
 };
 
-struct actrack_death;
+struct actrack_report;
 struct actrack_capture_pool;
 
 struct actrack_karena {
@@ -120,7 +120,7 @@ struct actrack_karena {
 	bool work_queued;
 
 	struct mutex lock;		/* the deaths ring */
-	struct actrack_death **ring;	/* actrack_deaths_kept slots */
+	struct actrack_report **ring;	/* actrack_deaths_kept slots */
 	u32 ring_head;			/* next slot to fill */
 	u32 ring_count;
 	size_t ring_bytes;
@@ -140,7 +140,7 @@ static inline void actrack_karena_view(const struct actrack_karena *ka,
 	a->corrupt = false;
 }
 
-struct actrack_death_thread {
+struct actrack_report_thread {
 	u32 ref;			/* where it was found (not reported) */
 	u32 tid;
 	u32 depth;
@@ -148,20 +148,20 @@ struct actrack_death_thread {
 	s32 fatal_code;
 	u64 fatal_addr;
 	u64 fatal_pc;
-	u32 first_act;			/* index into actrack_death.acts */
+	u32 first_act;			/* index into actrack_report.acts */
 	u32 nr_acts;
 	bool torn;
 	char name[32];			/* NUL-terminated */
 };
 
-/* Where one activity's user data is in actrack_death.data (len 0: none). */
-struct actrack_death_data {
+/* Where one activity's user data is in actrack_report.data (len 0: none). */
+struct actrack_report_data {
 	u32 off;
 	u32 len;
 };
 
 /* One thread's stack at death (capture.c); its bytes at data + @off. */
-struct actrack_death_stack {
+struct actrack_report_stack {
 	u32 tid;
 	u32 flags;			/* ACTRACK_STACK_* */
 	u32 off;
@@ -170,15 +170,15 @@ struct actrack_death_stack {
 	u64 regs[ACTRACK_STACK_NR_REGS];
 };
 
-struct actrack_death_stacks {
+struct actrack_report_stacks {
 	size_t bytes;			/* allocation size (ring budget) */
 	u32 nr;
 	u8 *data;			/* inside this allocation */
-	struct actrack_death_stack stacks[];
+	struct actrack_report_stack stacks[];
 };
 
 /* One death report, in kernel memory: built once, rendered per reader. */
-struct actrack_death {
+struct actrack_report {
 	size_t bytes;			/* allocation size (ring budget) */
 	kuid_t uid;
 	struct pid *tgid;		/* reference: translated per reader */
@@ -199,13 +199,13 @@ struct actrack_death {
 	u32 proc_data_len;		/* bytes at @proc_data */
 	u32 data_len;			/* bytes at @data */
 	/* inside this allocation: */
-	struct actrack_death_thread *threads;
+	struct actrack_report_thread *threads;
 	struct actrack_activity *acts;
-	struct actrack_death_data *act_data;	/* parallel to @acts */
+	struct actrack_report_data *act_data;	/* parallel to @acts */
 	struct actrack_module *modules;
 	u8 *proc_data;			/* arena bytes, unparsed */
 	u8 *data;			/* arena bytes, unparsed */
-	struct actrack_death_stacks *stacks;	/* own allocation, or NULL */
+	struct actrack_report_stacks *stacks;	/* own allocation, or NULL */
 };
 
 /*
@@ -283,8 +283,8 @@ static inline void actrack_karena_get(struct actrack_karena *ka)
 
 void actrack_karena_put(struct actrack_karena *ka);
 void actrack_arena_store_death(struct actrack_karena *ka,
-			       struct actrack_death *d);
-void actrack_death_free(struct actrack_death *d);
+			       struct actrack_report *d);
+void actrack_report_free(struct actrack_report *d);
 
 /* clock.c */
 int actrack_clock_init(void);
@@ -316,7 +316,7 @@ struct kernel_siginfo;
 struct k_sigaction;
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 			   struct k_sigaction *ka);
-struct actrack_death_stacks *actrack_capture_take(struct actrack_proc *p,
+struct actrack_report_stacks *actrack_capture_take(struct actrack_proc *p,
 						  u32 *flags);
 void actrack_capture_drop(struct actrack_proc *p);
 
@@ -330,6 +330,6 @@ void actrack_arena_work(struct work_struct *work);
 int actrack_netlink_init(void);
 void actrack_netlink_exit(void);
 void actrack_netlink_report(struct actrack_karena *ka,
-			    const struct actrack_death *d);
+			    const struct actrack_report *d);
 
 #endif /* ACTRACK_KMOD_H */
