@@ -441,7 +441,7 @@ deb:
 # dh-dkms, dkms, lintian and mmdebstrap (docs/install.md).
 .PHONY: check-system
 check-system: deb
-	scripts/systemtest --debs $(DEB_DIR)
+	scripts/vmtest --system --debs $(DEB_DIR)
 
 # Files only, never directories: /usr/local/lib is not ours to remove.
 uninstall:
