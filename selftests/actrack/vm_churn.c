@@ -15,30 +15,21 @@
 #define BATCHES		50	/* 1,000 processes (fewer on a debug kernel) */
 
 FIXTURE(churn) {
-	struct actrack_monitor *m;
-	struct vm_deaths *ds;
+	struct vm_watch w;
 };
 
 FIXTURE_SETUP(churn)
 {
-	self->m = NULL;
-	self->ds = NULL;
+	memset(&self->w, 0, sizeof(self->w));
 	VM_REQUIRE_MODULE();
 	if (geteuid() != 0)
 		SKIP(return, "needs root to switch uids");
-	ASSERT_EQ(0, actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &self->m));
-	self->ds = calloc(1, sizeof(*self->ds));
-	ASSERT_NE(NULL, self->ds);
+	ASSERT_EQ(0, vm_watch_open(&self->w));
 }
 
 FIXTURE_TEARDOWN(churn)
 {
-	if (self->m)
-		actrack_monitor_close(self->m);
-	if (self->ds) {
-		vm_deaths_free(self->ds);
-		free(self->ds);
-	}
+	vm_watch_close(&self->w);
 }
 
 /* Start BATCH victims, kill them all, wait for every report.
@@ -108,7 +99,7 @@ TEST_F_TIMEOUT(churn, thousand_processes, 290)
 	VM_SETUP_SKIPPED();
 
 	/* Warm-up: creates the uid's arena (a reader never does). */
-	ASSERT_EQ(BATCH, batch(self->m, self->ds, &failures));
+	ASSERT_EQ(BATCH, batch(self->w.m, self->w.ds, &failures));
 	ASSERT_EQ(0, failures);
 	/*
 	 * Our read-only mapping keeps the arena's memory between batches
@@ -116,7 +107,7 @@ TEST_F_TIMEOUT(churn, thousand_processes, 290)
 	 * second warm-up sets the high-water mark in that memory.
 	 */
 	ASSERT_EQ(0, vm_map_open(&map, CHURN_UID, false));
-	ASSERT_EQ(BATCH, batch(self->m, self->ds, &failures));
+	ASSERT_EQ(BATCH, batch(self->w.m, self->w.ds, &failures));
 	ASSERT_EQ(0, failures);
 	live0 = live_records(&map);
 	used0 = actrack_arena_used(&map.a);
@@ -124,7 +115,7 @@ TEST_F_TIMEOUT(churn, thousand_processes, 290)
 
 	t0 = vm_mono_ns();
 	for (b = 0; b < batches; b++)
-		got += batch(self->m, self->ds, &failures);
+		got += batch(self->w.m, self->w.ds, &failures);
 	t1 = vm_mono_ns();
 	live1 = live_records(&map);
 	used1 = actrack_arena_used(&map.a);

@@ -96,30 +96,21 @@ static void corrupter(uid_t uid, uint64_t seed, int writes, bool header,
 }
 
 FIXTURE(corrupt) {
-	struct actrack_monitor *m;
-	struct vm_deaths *ds;
+	struct vm_watch w;
 };
 
 FIXTURE_SETUP(corrupt)
 {
-	self->m = NULL;
-	self->ds = NULL;
+	memset(&self->w, 0, sizeof(self->w));
 	VM_REQUIRE_MODULE();
 	if (geteuid() != 0)
 		SKIP(return, "needs root to switch uids");
-	ASSERT_EQ(0, actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &self->m));
-	self->ds = calloc(1, sizeof(*self->ds));
-	ASSERT_NE(NULL, self->ds);
+	ASSERT_EQ(0, vm_watch_open(&self->w));
 }
 
 FIXTURE_TEARDOWN(corrupt)
 {
-	if (self->m)
-		actrack_monitor_close(self->m);
-	if (self->ds) {
-		vm_deaths_free(self->ds);
-		free(self->ds);
-	}
+	vm_watch_close(&self->w);
 }
 
 TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
@@ -132,7 +123,7 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 
 	VM_SETUP_SKIPPED();
 
-	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st0));
+	ASSERT_EQ(0, actrack_monitor_stats(self->w.m, &st0));
 	for (round = 0; round < rounds; round++) {
 		struct vm_victim v[VICTIMS];
 		int vstatus[VICTIMS];
@@ -182,7 +173,7 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 
 			if (!up[i])
 				continue;
-			d = vm_wait_death(self->m, self->ds, v[i].pid, 10000);
+			d = vm_wait_death(self->w.m, self->w.ds, v[i].pid, 10000);
 			EXPECT_NE(NULL, d) TH_LOG("round %u: no report for pid "
 						  "%d", round, v[i].pid);
 			if (!d)
@@ -202,7 +193,7 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 					  ACTRACK_THREAD_MAX_SLOTS);
 		}
 	}
-	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st1));
+	ASSERT_EQ(0, actrack_monitor_stats(self->w.m, &st1));
 	TH_LOG("%u rounds: %u victims started (%u refused by a broken arena), "
 	       "%u reported, %u flagged corrupt, %u torn threads, %u died of "
 	       "their own signal; module corruption counter %llu -> %llu",

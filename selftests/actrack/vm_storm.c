@@ -32,30 +32,21 @@ static int storm_procs(void)
 }
 
 FIXTURE(storm) {
-	struct actrack_monitor *m;
-	struct vm_deaths *ds;
+	struct vm_watch w;
 };
 
 FIXTURE_SETUP(storm)
 {
-	self->m = NULL;
-	self->ds = NULL;
+	memset(&self->w, 0, sizeof(self->w));
 	VM_REQUIRE_MODULE();
 	if (geteuid() != 0)
 		SKIP(return, "needs root to switch uids and cgroups");
-	ASSERT_EQ(0, actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &self->m));
-	self->ds = calloc(1, sizeof(*self->ds));
-	ASSERT_NE(NULL, self->ds);
+	ASSERT_EQ(0, vm_watch_open(&self->w));
 }
 
 FIXTURE_TEARDOWN(storm)
 {
-	if (self->m)
-		actrack_monitor_close(self->m);
-	if (self->ds) {
-		vm_deaths_free(self->ds);
-		free(self->ds);
-	}
+	vm_watch_close(&self->w);
 }
 
 /* Live records of any owner but global ones (pid 0). */
@@ -230,15 +221,15 @@ TEST_F_TIMEOUT(storm, sigkill_at_random_points, 600)
 	VM_SETUP_SKIPPED();
 	/* One batch makes the arena; our mapping then keeps its memory and a
 	 * second batch sets its high-water mark. */
-	ASSERT_EQ(STORM_BATCH, storm_batch(self->m, self->ds));
+	ASSERT_EQ(STORM_BATCH, storm_batch(self->w.m, self->w.ds));
 	ASSERT_EQ(0, vm_map_open(&map, STORM_UID, false));
-	ASSERT_EQ(STORM_BATCH, storm_batch(self->m, self->ds));
+	ASSERT_EQ(STORM_BATCH, storm_batch(self->w.m, self->w.ds));
 	ASSERT_EQ(0, live_records(&map));
 	used0 = actrack_arena_used(&map.a);
 	free0 = actrack_arena_free_bytes(&map.a);
 	t0 = vm_mono_ns();
 	for (b = 0; b < procs / STORM_BATCH; b++) {
-		got += storm_batch(self->m, self->ds);
+		got += storm_batch(self->w.m, self->w.ds);
 		if (!((b + 1) * STORM_BATCH % 250))
 			TH_LOG("%d processes, %d reports, %llu ms",
 			       (b + 1) * STORM_BATCH, got,
@@ -335,7 +326,7 @@ TEST_F_TIMEOUT(storm, oom_killed_process_is_reported, 120)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(SIGKILL, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, (uint32_t)pid, 20000);
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)pid, 20000);
 	ASSERT_NE(NULL, d);
 	EXPECT_EQ(SIGKILL, d->signal);
 	EXPECT_EQ(1, d->nr_threads);

@@ -392,6 +392,44 @@ static VM_UNUSED void vm_deaths_free(struct vm_deaths *ds)
 	ds->nr = 0;
 }
 
+/*
+ * What the tests that kill many processes of many uids and count their
+ * reports share: one subscription for every uid and the deaths it
+ * collects (large: on the heap).
+ */
+struct vm_watch {
+	struct actrack_monitor *m;
+	struct vm_deaths *ds;
+};
+
+static VM_UNUSED void vm_watch_close(struct vm_watch *w)
+{
+	if (w->m)
+		actrack_monitor_close(w->m);
+	if (w->ds) {
+		vm_deaths_free(w->ds);
+		free(w->ds);
+	}
+	w->m = NULL;
+	w->ds = NULL;
+}
+
+/* Return: 0, or -errno with nothing left open. */
+static VM_UNUSED int vm_watch_open(struct vm_watch *w)
+{
+	int ret;
+
+	w->ds = calloc(1, sizeof(*w->ds));
+	if (!w->ds)
+		return -ENOMEM;
+	ret = actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &w->m);
+	if (ret) {
+		w->m = NULL;
+		vm_watch_close(w);
+	}
+	return ret;
+}
+
 static VM_UNUSED struct actrack_death *vm_find_death(struct vm_deaths *ds,
 						     uint32_t pid)
 {
