@@ -155,20 +155,29 @@ static void *storm_worker(void *arg)
 	return NULL;
 }
 
-/* A storm victim: attached, annotated, two busy workers; never returns. */
-static void storm_victim(int ready)
+/*
+ * A storm victim: attached and annotated, it says so on @ready, waits for
+ * @go to close (all of the batch are attached by then), then runs two
+ * busy workers and its own loop; never returns.  Busy only after go: a
+ * batch's busy victims once starved the last ones' attach past the wait
+ * for readiness under TCG, and one was killed before it was tracked.
+ */
+static void storm_victim(int ready, int go)
 {
 	struct actrack_opts o = { .sz = sizeof(o) };
 	pthread_t t;
+	char c;
 
 	if (setgid(STORM_UID) || setuid(STORM_UID) || actrack_init(&o))
 		_exit(120);
 	actrack_set_string(actrack_process_data(), "role", "storm");
+	if (write(ready, "s", 1) != 1)
+		_exit(122);
+	if (read(go, &c, 1) != 0)
+		_exit(123);
 	if (pthread_create(&t, NULL, storm_worker, NULL) ||
 	    pthread_create(&t, NULL, storm_worker, NULL))
 		_exit(121);
-	if (write(ready, "s", 1) != 1)
-		_exit(122);
 	storm_worker(NULL);
 }
 
@@ -180,28 +189,48 @@ static unsigned int rnd(void)
 	return rnd_state >> 8;
 }
 
-/* One batch: start, let them run a random 0-15 ms, SIGKILL, reap, and
- * wait for every report.  Return: reports received. */
+/* One batch: start, wait until all are attached, let them run a random
+ * 0-15 ms, SIGKILL, reap, and wait for every report.  Return: reports
+ * received, or -ETIMEDOUT if not all of them attached in time. */
 static int storm_batch(struct actrack_monitor *m, struct vm_deaths *ds)
 {
 	pid_t pids[STORM_BATCH];
-	int ready[2], i, got = 0;
+	int ready[2], go[2], i, got = 0, ret;
 
 	if (pipe(ready))
 		return -1;
+	if (pipe(go)) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
 	for (i = 0; i < STORM_BATCH; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0) {
 			close(ready[0]);
-			storm_victim(ready[1]);
+			close(go[1]);
+			storm_victim(ready[1], go[0]);
 		}
 	}
 	close(ready[1]);
-	vm_read_n(ready[0], STORM_BATCH, 30000);
+	close(go[0]);
+	ret = vm_read_n(ready[0], STORM_BATCH,
+			30000 * actrack_test_slowness());
 	close(ready[0]);
+	close(go[1]);		/* go: all at once */
+	if (ret) {
+		for (i = 0; i < STORM_BATCH; i++)
+			if (pids[i] > 0)
+				kill(pids[i], SIGKILL);
+		for (i = 0; i < STORM_BATCH; i++)
+			waitpid(pids[i], NULL, 0);
+		return -ETIMEDOUT;
+	}
+	usleep(10000);		/* busy in every victim */
 	for (i = 0; i < STORM_BATCH; i++) {
 		usleep(rnd() % 15000 / STORM_BATCH);
-		kill(pids[i], SIGKILL);
+		if (pids[i] > 0)	/* never kill(-1) */
+			kill(pids[i], SIGKILL);
 	}
 	for (i = 0; i < STORM_BATCH; i++)
 		waitpid(pids[i], NULL, 0);
