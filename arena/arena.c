@@ -64,6 +64,9 @@ at_static_assert(sizeof(struct actrack_attach) == 32, "actrack_attach");
 at_static_assert(offsetof(struct actrack_attach, start_ticks) == 8,
 		 "actrack_attach.start_ticks");
 at_static_assert(sizeof(struct actrack_select) == 16, "actrack_select");
+at_static_assert(sizeof(struct actrack_thread_reg) == 16, "actrack_thread_reg");
+at_static_assert(ACTRACK_THREAD_DATA_OFFSET(1) == 112 + 64 + 128,
+		 "thread data list after the held set");
 /* Slots are copied whole into struct actrack_thread_copy. */
 at_static_assert(ACTRACK_THREAD_MAX_SLOTS * sizeof(struct actrack_activity) <= 4096,
 		 "thread copy size");
@@ -1109,13 +1112,46 @@ bool actrack_owner_matches(const struct actrack_owner *o,
 	return k->pid_ns == ACTRACK_PID_NS_ANY || ns == k->pid_ns;
 }
 
+/*
+ * One owned block of @type at @ref, as a walk or a direct lookup found it:
+ * free it if it is @k's (and, with @filter, of a thread @filter accepts).
+ */
+static bool free_if_owned_by(struct actrack_arena *a, __u32 ref, __u32 type,
+			     const struct actrack_owner_key *k,
+			     actrack_tid_filter filter, void *ctx)
+{
+	struct actrack_owner *o;
+	__u32 id, tid;
+
+	o = owned_record(a, ref, type, NULL, NULL);
+	if (!o)
+		return false;
+	/* Each field once; data_id first, with acquire. */
+	id = at_load_acquire(&o->data_id);
+	if (id == AT_DATA_ID_CLAIMED)
+		return false;	/* being freed */
+	if (!actrack_owner_matches(o, k))
+		return false;	/* a reused pid: not ours to free */
+	if (filter) {
+		tid = at_load(&o->tid);
+		if (!tid || !filter(ctx, tid))
+			return false;
+	}
+	/*
+	 * Unpublished: its owner died (or its thread exited) between
+	 * allocating it and publishing it.  Nobody else will ever publish
+	 * it, so it is ours to free like a published one.
+	 */
+	return !id ? free_unpublished(a, ref, type, k, filter, ctx) :
+		     free_owned(a, ref, type, id);
+}
+
 int actrack_arena_free_owned_by(struct actrack_arena *a,
 				const struct actrack_owner_key *k,
 				actrack_tid_filter filter, void *ctx)
 {
 	struct actrack_arena_iter it;
-	struct actrack_owner *o;
-	__u32 ref, type, id, tid;
+	__u32 ref, type;
 	int freed = 0;
 
 	/* pid 0 marks global records, which belong to no process. */
@@ -1123,29 +1159,8 @@ int actrack_arena_free_owned_by(struct actrack_arena *a,
 		return 0;
 	actrack_arena_iter_init(&it, a);
 	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &type))) {
-		if (!actrack_arena_is_owned_type(type))
-			continue;
-		o = owned_record(a, ref, type, NULL, NULL);
-		if (!o)
-			continue;
-		/* Each field once; data_id first, with acquire. */
-		id = at_load_acquire(&o->data_id);
-		if (id == AT_DATA_ID_CLAIMED)
-			continue;	/* being freed */
-		if (!actrack_owner_matches(o, k))
-			continue;	/* a reused pid: not ours to free */
-		if (filter) {
-			tid = at_load(&o->tid);
-			if (!tid || !filter(ctx, tid))
-				continue;
-		}
-		/*
-		 * Unpublished: its owner died (or its thread exited) between
-		 * allocating it and publishing it.  Nobody else will ever
-		 * publish it, so it is ours to free like a published one.
-		 */
-		if (!id ? free_unpublished(a, ref, type, k, filter, ctx) :
-			  free_owned(a, ref, type, id))
+		if (actrack_arena_is_owned_type(type) &&
+		    free_if_owned_by(a, ref, type, k, filter, ctx))
 			freed++;
 	}
 	return freed;
@@ -1166,6 +1181,58 @@ int actrack_arena_free_owner(struct actrack_arena *a, __u32 pid,
 	};
 
 	return actrack_arena_free_owned_by(a, &k, tid ? one_tid : NULL, &tid);
+}
+
+/* The type of block @ref (0 if @ref is no block), read with acquire. */
+static __u32 block_type(struct actrack_arena *a, __u32 ref)
+{
+	struct actrack_block *b = arena_block(a, ref, NULL);
+
+	return b ? at_load_acquire(&b->type_id) : 0;
+}
+
+int actrack_arena_free_thread(struct actrack_arena *a,
+			      const struct actrack_owner_key *k, __u32 tid,
+			      __u32 ref)
+{
+	const struct actrack_thread *t;
+	const __u32 *refs;
+	__u32 payload, slots, flags, dref, i;
+	int freed = 0;
+
+	if (!a->writable || !k->pid || !tid)
+		return 0;
+	if (block_type(a, ref) != ACTRACK_TYPE_THREAD)
+		return 0;
+	t = (const struct actrack_thread *)
+		owned_record(a, ref, ACTRACK_TYPE_THREAD, NULL, &payload);
+	if (!t || !actrack_owner_matches(&t->owner, k) ||
+	    at_load(&t->owner.tid) != tid)
+		return 0;
+	/*
+	 * The list of its user data blocks, if it has one and it fits in
+	 * the block: every entry is checked like a block met in a walk, so
+	 * a lying list frees nothing that is not this thread's.
+	 */
+	slots = at_load(&t->slot_count);
+	flags = at_load(&t->flags);
+	if ((flags & ACTRACK_THREAD_DATA) && (flags & ACTRACK_THREAD_HELD) &&
+	    slots <= ACTRACK_THREAD_MAX_SLOTS &&
+	    payload >= ACTRACK_THREAD_DATA_END(slots)) {
+		refs = (const __u32 *)((const char *)t +
+				       ACTRACK_THREAD_DATA_OFFSET(slots));
+		for (i = 0; i < slots; i++) {
+			dref = at_load(&refs[i]);
+			if (dref && dref != ref &&
+			    block_type(a, dref) == ACTRACK_TYPE_USER_DATA &&
+			    free_if_owned_by(a, dref, ACTRACK_TYPE_USER_DATA, k,
+					     one_tid, &tid))
+				freed++;
+		}
+	}
+	if (free_if_owned_by(a, ref, ACTRACK_TYPE_THREAD, k, one_tid, &tid))
+		freed++;
+	return freed;
 }
 
 __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,

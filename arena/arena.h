@@ -262,6 +262,19 @@ int actrack_arena_free_owned_by(struct actrack_arena *a,
 				const struct actrack_owner_key *k,
 				actrack_tid_filter filter, void *ctx);
 
+/**
+ * actrack_arena_free_thread() - free thread @tid of @k without a walk:
+ * its tracker at @ref and the user data blocks its ACTRACK_THREAD_DATA
+ * list names.  Each block is freed only if it is still a record of @k and
+ * @tid, exactly as actrack_arena_free_owned_by() decides for a block it
+ * meets, so a stale or lying @ref or list frees nothing of anyone else.
+ * Call it only for a thread that is gone.  O(ACTRACK_THREAD_MAX_SLOTS).
+ * Return: records freed.
+ */
+int actrack_arena_free_thread(struct actrack_arena *a,
+			      const struct actrack_owner_key *k, __u32 tid,
+			      __u32 ref);
+
 /** actrack_arena_find_process() - reference of the live process record. */
 __u32 actrack_arena_find_process(struct actrack_arena *a, __u32 pid,
 				 __u64 start_ticks);

@@ -422,6 +422,61 @@ static bool actrack_batch_filter(void *ctx, u32 tid)
 }
 
 /*
+ * Free exited thread @tid through its registration (ACTRACK_IOC_THREAD),
+ * if it has one and the tid was not reused in the process since.  Only
+ * the entry read is taken out: a newer one is a new thread's.
+ */
+static int actrack_free_registered(struct actrack_proc *p,
+				   struct actrack_arena *a, u32 tid)
+{
+	void *entry = xa_load(&p->trackers, tid);
+
+	if (!entry || actrack_tid_alive(p, tid))
+		return 0;
+	if (xa_cmpxchg(&p->trackers, tid, entry, NULL, 0) != entry)
+		return 0;
+	return actrack_arena_free_thread(a, &p->owner, tid,
+					 xa_to_value(entry));
+}
+
+/*
+ * Free @b's exited threads.  A process that registers its trackers has
+ * each freed in O(slots) with no walk (a batch that overflowed looks at
+ * its registered threads only, however big the arena); its threads that
+ * never registered keep their records until the process ends.  Otherwise
+ * one walk frees the whole batch.
+ */
+static void actrack_free_threads(struct actrack_proc *p,
+				 struct actrack_tid_batch *b)
+{
+	struct actrack_karena *ka = p->arena;
+	struct actrack_arena a;
+	unsigned long tid;
+	void *entry;
+	int freed = 0;
+	u32 i;
+
+	if (!READ_ONCE(p->registers) || READ_ONCE(p->trackers_lost)) {
+		actrack_free_records(p, actrack_batch_filter, b);
+		return;
+	}
+	actrack_karena_view(ka, &a);
+	if (b->sweep) {
+		xa_for_each(&p->trackers, tid, entry) {
+			freed += actrack_free_registered(p, &a, tid);
+			cond_resched();
+		}
+	} else {
+		for (i = 0; i < b->n; i++)
+			freed += actrack_free_registered(p, &a, b->tids[i]);
+	}
+	if (freed > 0)
+		atomic64_add(freed, &ka->stats.records_freed);
+	if (a.corrupt)
+		atomic64_inc(&ka->stats.corruption);
+}
+
+/*
  * Lock held: queue @p's cleanup on its arena's list (once: an entry
  * already queued takes the new events with it), @urgent ones first, and
  * make sure the arena's work runs.  Any context; allocates nothing.
@@ -490,8 +545,7 @@ void actrack_arena_work(struct work_struct *work)
 		switch (state) {
 		case ACTRACK_PROC_ATTACHED:
 			if (b.n || b.sweep)
-				actrack_free_records(p, actrack_batch_filter,
-						     &b);
+				actrack_free_threads(p, &b);
 			break;
 		case ACTRACK_PROC_DEAD:
 			actrack_proc_death(p);

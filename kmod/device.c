@@ -168,6 +168,34 @@ static long actrack_ioc_attach(struct actrack_file *f, void __user *argp)
 	return copy_to_user(argp, &at, sizeof(at)) ? -EFAULT : 0;
 }
 
+/* The fd's own arena must exist: registering never creates one. */
+static long actrack_ioc_thread(struct actrack_file *f, void __user *argp)
+{
+	struct actrack_thread_reg reg;
+	struct actrack_karena *ka;
+	long ret;
+
+	if (copy_from_user(&reg, argp, sizeof(reg)))
+		return -EFAULT;
+	if (reg.flags || reg.reserved)
+		return -EINVAL;
+	mutex_lock(&f->lock);
+	if (f->read_only)
+		ka = ERR_PTR(-EPERM);
+	else if (!f->arena)
+		ka = ERR_PTR(-ENOENT);
+	else
+		ka = f->arena;
+	if (!IS_ERR(ka))
+		actrack_karena_get(ka);
+	mutex_unlock(&f->lock);
+	if (IS_ERR(ka))
+		return PTR_ERR(ka);
+	ret = actrack_proc_register_thread(ka, reg.tracker);
+	actrack_karena_put(ka);
+	return ret;
+}
+
 static bool actrack_privileged(void)
 {
 	struct user_namespace *ns = current_user_ns();
@@ -231,6 +259,8 @@ static long actrack_ioctl(struct file *file, unsigned int cmd,
 		return actrack_ioc_attach(f, argp);
 	case ACTRACK_IOC_SELECT:
 		return actrack_ioc_select(f, argp);
+	case ACTRACK_IOC_THREAD:
+		return actrack_ioc_thread(f, argp);
 	default:
 		return -ENOTTY;
 	}

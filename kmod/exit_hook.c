@@ -108,6 +108,7 @@ void actrack_proc_put(struct actrack_proc *p)
 	actrack_capture_drop(p);
 	actrack_arena_mem_put(p->arena);
 	actrack_karena_put(p->arena);
+	xa_destroy(&p->trackers);
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
 	/* A probe may still be looking at it under RCU. */
@@ -204,6 +205,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	refcount_set(&p->ref, 1);		/* the hash's */
 	init_completion(&p->done);
 	INIT_LIST_HEAD(&p->work_node);
+	xa_init(&p->trackers);
 	p->key = key;
 	p->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	p->tgid = get_pid(task_tgid(current));
@@ -266,6 +268,44 @@ out_free:
 	put_pid(p->tgid);
 	kfree(p);
 	actrack_arena_mem_put(ka);
+	return ret;
+}
+
+/*
+ * ACTRACK_IOC_THREAD: the calling thread's tracker is block @tracker of
+ * @ka (0: none).  Only the reference is kept, one per thread of the
+ * caller's own process, charged to the caller; what is there is checked
+ * when the thread has exited (actrack_arena_free_thread()), never here.
+ * Context: process, may sleep.
+ */
+int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker)
+{
+	struct actrack_proc *p;
+	unsigned long tid;
+	int ret = 0;
+
+	if (tracker && (tracker < ACTRACK_ARENA_HEADER_SIZE ||
+			tracker % ACTRACK_BLOCK_ALIGN || tracker >= ka->size))
+		return -EINVAL;
+	rcu_read_lock();
+	p = actrack_proc_find(current->signal, ACTRACK_PROC_ATTACHED);
+	if (p && (p->arena != ka || !refcount_inc_not_zero(&p->ref)))
+		p = NULL;
+	rcu_read_unlock();
+	if (!p)
+		return -ENOENT;
+	tid = task_pid_nr_ns(current, p->pid_ns);
+	if (tracker)
+		ret = xa_err(xa_store(&p->trackers, tid, xa_mk_value(tracker),
+				      GFP_KERNEL_ACCOUNT));
+	else
+		xa_erase(&p->trackers, tid);
+	/* Without this thread's entry only a walk finds its records. */
+	if (ret)
+		WRITE_ONCE(p->trackers_lost, true);
+	else if (tracker)
+		WRITE_ONCE(p->registers, true);
+	actrack_proc_put(p);
 	return ret;
 }
 

@@ -37,6 +37,7 @@
 #include <linux/spinlock.h>
 #include <linux/completion.h>
 #include <linux/cred.h>
+#include <linux/xarray.h>
 #include "arena.h"
 
 #define ACTRACK_DEFAULT_ARENA_SIZE	(4U << 20)
@@ -244,6 +245,14 @@ struct actrack_proc {
 	bool tids_overflow;		/* [L] */
 	u32 nr_tids;			/* [L] */
 	u32 tids[ACTRACK_PROC_TIDS];	/* [L] exited threads, in pid_ns */
+	/*
+	 * ACTRACK_IOC_THREAD: tid (in pid_ns) -> its tracker's reference,
+	 * as xa_mk_value().  While @registers is set and @trackers_lost is
+	 * not, exited threads are freed through it instead of a walk.
+	 */
+	struct xarray trackers;
+	bool registers;			/* some thread registered */
+	bool trackers_lost;		/* a registration failed (ENOMEM) */
 	struct list_head work_node;	/* [L] arena->work_list */
 	struct completion done;		/* EXEC: its cleanup finished */
 	/* Stacks at death (capture.c): whose slots, how many taken. */
@@ -302,6 +311,7 @@ void actrack_device_exit(void);
 int actrack_exit_hook_init(void);
 void actrack_exit_hook_exit(void);
 int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at);
+int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker);
 void actrack_proc_put(struct actrack_proc *p);
 void actrack_proc_exec_done(struct actrack_proc *p);
 

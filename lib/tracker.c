@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include "internal.h"
@@ -166,6 +167,22 @@ static void set_name(struct actrack_thread *t, const char *name)
 	memcpy(t->name, buf, sizeof(buf));
 }
 
+/*
+ * Tell the module where this thread's tracker is, so that if the thread
+ * ends without thread_exit() (a raw exit) the kernel frees its records
+ * without walking the arena.  A module older than ABI 1.3 says ENOTTY and
+ * walks instead; any other failure also leaves it walking, so nothing is
+ * lost either way and the push path never sees an error.
+ */
+static void register_with_kernel(uint32_t ref)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_thread_reg reg = { .tracker = ref };
+
+	if (p->map.backend == ACTRACK_BACKEND_MODULE)
+		(void)ioctl(p->map.fd, ACTRACK_IOC_THREAD, &reg);
+}
+
 /* Allocate and publish this thread's tracker; the process is attached. */
 static int tracker_create(const char *name)
 {
@@ -175,8 +192,7 @@ static int tracker_create(const char *name)
 	void *blk;
 
 	pthread_once(&exit_key_once, make_exit_key);
-	size = sizeof(*t) + p->slots * sizeof(struct actrack_activity) +
-	       sizeof(struct actrack_held);
+	size = ACTRACK_THREAD_DATA_END(p->slots);
 	ref = __actrack_alloc_owned(__actrack_arena(), ACTRACK_TYPE_THREAD,
 				    size, current_tid(), &blk);
 	if (!ref) {
@@ -187,11 +203,12 @@ static int tracker_create(const char *name)
 	set_name(t, name);
 	t->start_time_ns = __actrack_mono_ns();
 	t->slot_count = p->slots;
-	t->flags = ACTRACK_THREAD_HELD;
+	t->flags = ACTRACK_THREAD_HELD | ACTRACK_THREAD_DATA;
 	ACTRACK_THREAD_HELD_SET(t)->capacity = ACTRACK_HELD_SLOTS;
 	tstate.id = __actrack_publish_owner(&t->owner, current_tid());
 	tid_register(t->owner.tid);
 	tstate.ref = ref;
+	register_with_kernel(ref);
 	actrack__tls.slot_count = p->slots;
 	actrack__tls.clock = p->map.clock;
 	actrack__held_tls.held = ACTRACK_THREAD_HELD_SET(t);
@@ -353,6 +370,9 @@ ACTRACK_API struct actrack_user_data *actrack_activity_data(uint32_t token)
 					       &tstate.data_ids[i]);
 		if (!*ref)
 			return NULL;
+		/* Listed for the kernel, which frees it if we cannot. */
+		__atomic_store_n(&ACTRACK_THREAD_DATA_REFS(actrack__tls.tracker)[i],
+				 *ref, __ATOMIC_RELAXED);
 	}
 	ud = tstate.data[i];
 	/* A push clears user_data: a new activity gets an emptied block. */

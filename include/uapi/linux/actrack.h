@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	2
+#define ACTRACK_ABI_MINOR	3
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -270,6 +270,26 @@ struct actrack_held {
 #define ACTRACK_THREAD_HELD_SET(t)					\
 	((struct actrack_held *)(ACTRACK_THREAD_SLOTS(t) + (t)->slot_count))
 
+/*
+ * actrack_thread.flags (ABI 1.3), O, before publication, only with
+ * ACTRACK_THREAD_HELD: after the held set, @slot_count __u32 references
+ * (O, relaxed; 0 = none) name the thread's per-slot user data blocks, which
+ * outlive the activities that use them.  With the tracker's reference
+ * registered (ACTRACK_IOC_THREAD), the kernel frees a thread that exits
+ * without the library's help (its own exit, not its group's) in O(slots):
+ * the tracker and the blocks listed here, each only if it is still this
+ * thread's, with no walk of the arena.
+ */
+#define ACTRACK_THREAD_DATA		(1U << 2)
+#define ACTRACK_THREAD_DATA_OFFSET(slots)				\
+	(sizeof(struct actrack_thread) +				\
+	 (slots) * sizeof(struct actrack_activity) +			\
+	 sizeof(struct actrack_held))
+#define ACTRACK_THREAD_DATA_END(slots)					\
+	(ACTRACK_THREAD_DATA_OFFSET(slots) + (slots) * sizeof(__u32))
+#define ACTRACK_THREAD_DATA_REFS(t)					\
+	((__u32 *)((char *)(t) + ACTRACK_THREAD_DATA_OFFSET((t)->slot_count)))
+
 /* ------------------------------------------------------------------------ */
 /* User data (Chromium ActivityUserData)                                    */
 /* ------------------------------------------------------------------------ */
@@ -442,10 +462,30 @@ struct actrack_select {
 	__u64 reserved;		/* zero */
 };
 
+/*
+ * struct actrack_thread_reg (ABI 1.3) - ACTRACK_IOC_THREAD: the calling
+ * thread's tracker is block @tracker of the arena its process attached to
+ * (0: it has none now).  The kernel keeps one reference per thread, in
+ * kernel memory charged to the caller, and when the thread exits on its
+ * own frees that tracker and its ACTRACK_THREAD_DATA blocks without walking
+ * the arena.  Once a process has registered a tracker, its threads that
+ * exit unregistered leave their records to the process's own end (death
+ * or exec), which walks the arena as always.  Errors: EINVAL (@flags or
+ * @reserved not zero, @tracker not a block boundary inside the arena),
+ * EPERM (a read-only fd), ENOENT (the process is not attached through this
+ * fd's arena), ENOMEM.
+ */
+struct actrack_thread_reg {
+	__u32 tracker;		/* in */
+	__u32 flags;		/* in: zero */
+	__u64 reserved;		/* in: zero */
+};
+
 #define ACTRACK_IOC_VERSION	_IOR(ACTRACK_IOC_MAGIC, 0, struct actrack_version)
 #define ACTRACK_IOC_LAYOUT	_IOR(ACTRACK_IOC_MAGIC, 1, struct actrack_layout)
 #define ACTRACK_IOC_ATTACH	_IOWR(ACTRACK_IOC_MAGIC, 2, struct actrack_attach)
 #define ACTRACK_IOC_SELECT	_IOW(ACTRACK_IOC_MAGIC, 3, struct actrack_select)
+#define ACTRACK_IOC_THREAD	_IOW(ACTRACK_IOC_MAGIC, 4, struct actrack_thread_reg)
 
 #define ACTRACK_MMAP_ARENA	0ULL
 #define ACTRACK_MMAP_CLOCK	0x40000000ULL

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A thread that ends on its own without the library's destructor (a raw
+ * SYS_exit) is freed by the kernel through the tracker it registered with
+ * ACTRACK_IOC_THREAD, in O(slots), with no walk of the arena:
+ *  - the ioctl's errors, exactly;
+ *  - the proof that no walk runs: the arena's list is made to loop on its
+ *    first block, so a walk would reach none of the thread's records and
+ *    would count corruption; the thread's tracker and user data are freed
+ *    all the same and the corruption counter does not move;
+ *  - many threads at once (a batch that may overflow into a sweep of the
+ *    registered threads), freed the same way;
+ *  - a registration that lies (another thread's tracker, a data list that
+ *    names someone else's blocks) frees nothing that is not the thread's;
+ *  - a thread that takes its registration back keeps its records until
+ *    its process ends;
+ *  - a client that never registers (an older library) is walked, as
+ *    before.
+ * Each test runs as a uid of its own, so that the looped list is in an
+ * arena nobody else uses.
+ */
+#include "vm_util.h"
+
+#define MAIN_TASK	444
+#define THREAD_TASK	555
+#define MANY		40
+#define FREE_WAIT_NS	20000000000ULL
+
+static void become(uid_t uid)
+{
+	if (setgid(uid) || setuid(uid)) {
+		perror("setuid");
+		_exit(1);
+	}
+}
+
+static int thread_reg(int fd, uint32_t tracker, uint32_t flags,
+		      uint64_t reserved)
+{
+	struct actrack_thread_reg reg = {
+		.tracker = tracker, .flags = flags, .reserved = reserved,
+	};
+
+	return ioctl(fd, ACTRACK_IOC_THREAD, &reg) ? -errno : 0;
+}
+
+static struct actrack_block *block_at(struct vm_map *m, uint32_t ref)
+{
+	return (struct actrack_block *)((char *)m->a.base + ref);
+}
+
+static uint32_t type_at(struct vm_map *m, uint32_t ref)
+{
+	return at_load_acquire(&block_at(m, ref)->type_id);
+}
+
+/* The first live block of @type owned by (our pid, @tid), or 0. */
+static uint32_t find_ref(struct vm_map *m, uint32_t tid, uint32_t type)
+{
+	struct actrack_arena_iter it;
+	uint32_t ref, t;
+
+	actrack_arena_iter_init(&it, &m->a);
+	while ((ref = actrack_arena_iter_next(&it, type, &t))) {
+		struct actrack_owner *o = actrack_arena_get(&m->a, ref, t,
+							    sizeof(*o));
+
+		if (o && at_load_acquire(&o->data_id) &&
+		    at_load(&o->pid) == (uint32_t)getpid() &&
+		    at_load(&o->tid) == tid)
+			return ref;
+	}
+	return 0;
+}
+
+/*
+ * Make the arena's list loop on its first block (one store, what any
+ * process of the uid can do), so that a walk from the head meets nothing
+ * else; undo it before the process ends, so that its death walk frees
+ * everything.
+ */
+struct loop {
+	struct vm_map *m;
+	uint32_t first, next;
+};
+
+static void loop_make(struct loop *l, struct vm_map *m)
+{
+	struct actrack_arena_header *h = m->a.base;
+
+	l->m = m;
+	l->first = at_load(&h->queue.next);
+	l->next = at_load(&block_at(m, l->first)->next);
+	at_store(&block_at(m, l->first)->next, l->first);
+}
+
+static void loop_undo(struct loop *l)
+{
+	at_store(&block_at(l->m, l->first)->next, l->next);
+}
+
+/* Wait until each of @refs is no longer a block of its type in @types. */
+static bool wait_freed(struct vm_map *m, const uint32_t *refs,
+		       const uint32_t *types, int n)
+{
+	uint64_t t0 = vm_mono_ns();
+	int i;
+
+	do {
+		for (i = 0; i < n && type_at(m, refs[i]) != types[i]; i++)
+			;
+		if (i == n)
+			return true;
+		usleep(1000);
+	} while (vm_mono_ns() - t0 < FREE_WAIT_NS);
+	return false;
+}
+
+static void stats(struct actrack_kstats *st)
+{
+	struct actrack_monitor *mon;
+
+	memset(st, 0, sizeof(*st));
+	if (actrack_monitor_open(0, &mon))
+		return;
+	actrack_monitor_stats(mon, st);
+	actrack_monitor_close(mon);
+}
+
+/* A thread that pushes, annotates, says its tid, waits, and SYS_exits. */
+struct worker {
+	pthread_t th;
+	int go;			/* read end: EOF means exit */
+	int ready;		/* write end */
+	pid_t tid;
+	bool unregister;	/* take its registration back first */
+	int reg_fd;		/* for @unregister or @lie_tracker */
+	uint32_t lie_tracker;	/* register this ref instead of its own */
+	uint32_t lie_data[3];	/* data list entries to write */
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct actrack_user_data *ud;
+	uint32_t tok;
+	char c;
+
+	actrack_thread_init("reg-exit");
+	tok = actrack_push_task(THREAD_TASK);
+	ud = actrack_activity_data(tok);
+	if (ud)
+		actrack_set_string(ud, "step", "about to exit");
+	if (w->unregister)
+		thread_reg(w->reg_fd, 0, 0, 0);
+	if (w->lie_tracker)
+		thread_reg(w->reg_fd, w->lie_tracker, 0, 0);
+	for (int i = 0; i < 3; i++)
+		if (w->lie_data[i])
+			ACTRACK_THREAD_DATA_REFS(actrack__tls.tracker)[i] =
+				w->lie_data[i];
+	w->tid = gettid();
+	c = ud ? 'r' : 'e';
+	if (write(w->ready, &c, 1) != 1)
+		return NULL;
+	while (read(w->go, &c, 1) < 0 && errno == EINTR)
+		;
+	/* No pthread_exit, no TLS destructors: only the kernel frees. */
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+/* Start @n workers (as configured in @w) and wait until all are ready. */
+static int start_workers(struct worker *w, int n, int go[2])
+{
+	int ready[2], i, got;
+	char c;
+
+	if (pipe(go) || pipe(ready))
+		return -errno;
+	for (i = 0; i < n; i++) {
+		w[i].go = go[0];
+		w[i].ready = ready[1];
+		if (pthread_create(&w[i].th, NULL, worker_main, &w[i]))
+			return -EAGAIN;
+		pthread_detach(w[i].th);
+	}
+	for (got = 0; got < n; got++)
+		if (read(ready[0], &c, 1) != 1 || c != 'r')
+			break;
+	close(ready[0]);
+	close(ready[1]);
+	return got == n ? 0 : -EIO;
+}
+
+static void attach_and_map(struct __test_metadata *_metadata,
+			   struct vm_map *m)
+{
+	struct actrack_opts o = { .sz = sizeof(o) };
+	struct actrack_user_data *ud;
+
+	ASSERT_EQ(0, actrack_init(&o));
+	ASSERT_EQ(ACTRACK_BACKEND_MODULE, actrack_backend());
+	ud = actrack_activity_data(actrack_push_task(MAIN_TASK));
+	ASSERT_NE(NULL, ud);
+	ASSERT_EQ(0, actrack_set_string(ud, "who", "main"));
+	ASSERT_EQ(0, vm_map_open(m, -1, true));
+}
+
+/* Each test's body sets its own uid: nothing to set up here. */
+FIXTURE(uid) {
+	int unused;
+};
+
+FIXTURE_SETUP(uid)
+{
+	self->unused = 0;
+}
+
+FIXTURE_TEARDOWN(uid)
+{
+}
+
+TEST_F(uid, ioctl_errors)
+{
+	struct actrack_layout lay;
+	struct vm_map m;
+	uint32_t tracker;
+	int fd, ro;
+
+	VM_REQUIRE_MODULE();
+	become(52100);
+	fd = open(ACTRACK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, thread_reg(fd, 4096, 1, 0));
+	EXPECT_EQ(-EINVAL, thread_reg(fd, 4096, 0, 1));
+	/* No arena behind this fd yet: registering never makes one. */
+	EXPECT_EQ(-ENOENT, thread_reg(fd, 4096, 0, 0));
+	ASSERT_EQ(0, ioctl(fd, ACTRACK_IOC_LAYOUT, &lay));
+	/* An arena, but this process is not attached. */
+	EXPECT_EQ(-ENOENT, thread_reg(fd, 4096, 0, 0));
+	ro = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, ro);
+	EXPECT_EQ(-EPERM, thread_reg(ro, 4096, 0, 0));
+	close(ro);
+
+	attach_and_map(_metadata, &m);
+	tracker = find_ref(&m, gettid(), ACTRACK_TYPE_THREAD);
+	ASSERT_NE(0, tracker);
+	EXPECT_EQ(-EINVAL, thread_reg(fd, tracker + 1, 0, 0));
+	EXPECT_EQ(-EINVAL, thread_reg(fd, ACTRACK_BLOCK_ALIGN, 0, 0));
+	EXPECT_EQ(-EINVAL, thread_reg(fd, lay.arena_size, 0, 0));
+	EXPECT_EQ(-EINVAL, thread_reg(fd, UINT32_MAX & ~63U, 0, 0));
+	EXPECT_EQ(0, thread_reg(fd, tracker, 0, 0));
+	EXPECT_EQ(0, thread_reg(fd, 0, 0, 0));
+	EXPECT_EQ(0, thread_reg(fd, tracker, 0, 0));
+	/* The library's own tracker came with the ABI 1.3 data list. */
+	EXPECT_EQ(ACTRACK_THREAD_HELD | ACTRACK_THREAD_DATA,
+		  actrack__tls.tracker->flags);
+	close(fd);
+	vm_map_close(&m);
+}
+
+TEST_F_TIMEOUT(uid, raw_exit_frees_thread_without_walk, 120)
+{
+	struct actrack_kstats before, after;
+	uint32_t refs[2], types[2];
+	struct worker w = { 0 };
+	struct loop l;
+	struct vm_map m;
+	int go[2];
+
+	VM_REQUIRE_MODULE();
+	become(52101);
+	attach_and_map(_metadata, &m);
+	ASSERT_EQ(0, start_workers(&w, 1, go));
+	types[0] = ACTRACK_TYPE_THREAD;
+	types[1] = ACTRACK_TYPE_USER_DATA;
+	refs[0] = find_ref(&m, w.tid, types[0]);
+	refs[1] = find_ref(&m, w.tid, types[1]);
+	ASSERT_NE(0, refs[0]);
+	ASSERT_NE(0, refs[1]);
+	/* The data block is listed in the tracker for the kernel. */
+	EXPECT_EQ(refs[1], ACTRACK_THREAD_DATA_REFS(
+		(struct actrack_thread *)actrack_arena_get(&m.a, refs[0],
+			ACTRACK_TYPE_THREAD, ACTRACK_THREAD_DATA_END(1)))[0]);
+
+	stats(&before);
+	loop_make(&l, &m);
+	close(go[1]);
+	EXPECT_TRUE(wait_freed(&m, refs, types, 2));
+	loop_undo(&l);
+	stats(&after);
+	TH_LOG("records freed %llu -> %llu, corruption %llu -> %llu",
+	       (unsigned long long)before.records_freed,
+	       (unsigned long long)after.records_freed,
+	       (unsigned long long)before.corruption,
+	       (unsigned long long)after.corruption);
+	EXPECT_EQ(before.records_freed + 2, after.records_freed);
+	EXPECT_EQ(before.corruption, after.corruption);
+	/* The process and its main thread go on, untouched. */
+	EXPECT_NE(0, find_ref(&m, gettid(), ACTRACK_TYPE_THREAD));
+	EXPECT_NE(0, find_ref(&m, gettid(), ACTRACK_TYPE_USER_DATA));
+	EXPECT_NE(0, find_ref(&m, 0, ACTRACK_TYPE_PROCESS));
+	close(go[0]);
+	vm_map_close(&m);
+}
+
+TEST_F_TIMEOUT(uid, many_threads_at_once_without_walk, 180)
+{
+	static struct worker w[MANY];
+	static uint32_t refs[2 * MANY], types[2 * MANY];
+	struct actrack_kstats before, after;
+	struct loop l;
+	struct vm_map m;
+	int go[2], i;
+
+	VM_REQUIRE_MODULE();
+	become(52102);
+	attach_and_map(_metadata, &m);
+	ASSERT_EQ(0, start_workers(w, MANY, go));
+	for (i = 0; i < MANY; i++) {
+		types[2 * i] = ACTRACK_TYPE_THREAD;
+		types[2 * i + 1] = ACTRACK_TYPE_USER_DATA;
+		refs[2 * i] = find_ref(&m, w[i].tid, ACTRACK_TYPE_THREAD);
+		refs[2 * i + 1] = find_ref(&m, w[i].tid,
+					   ACTRACK_TYPE_USER_DATA);
+		ASSERT_NE(0, refs[2 * i]);
+		ASSERT_NE(0, refs[2 * i + 1]);
+	}
+	stats(&before);
+	loop_make(&l, &m);
+	close(go[1]);	/* all of them at once */
+	EXPECT_TRUE(wait_freed(&m, refs, types, 2 * MANY));
+	loop_undo(&l);
+	stats(&after);
+	EXPECT_EQ(before.records_freed + 2 * MANY, after.records_freed);
+	EXPECT_EQ(before.corruption, after.corruption);
+	EXPECT_NE(0, find_ref(&m, gettid(), ACTRACK_TYPE_THREAD));
+	close(go[0]);
+	vm_map_close(&m);
+}
+
+/*
+ * A sentinel: a plain registered worker that exits after the ones under
+ * test.  Its records gone means the kernel has handled the earlier exits
+ * (one process's thread exits are handled in order, in one entry).
+ */
+static bool sentinel_done(struct __test_metadata *_metadata,
+			  struct vm_map *m)
+{
+	struct worker s = { 0 };
+	uint32_t refs[1], types[1] = { ACTRACK_TYPE_THREAD };
+	int go[2];
+	bool done;
+
+	if (start_workers(&s, 1, go))
+		return false;
+	refs[0] = find_ref(m, s.tid, ACTRACK_TYPE_THREAD);
+	if (!refs[0])
+		return false;
+	close(go[1]);
+	done = wait_freed(m, refs, types, 1);
+	close(go[0]);
+	return done;
+}
+
+/* An fd of our own arena, as the library's (LAYOUT gives it the arena). */
+static int open_registering_fd(void)
+{
+	struct actrack_layout lay;
+	int fd = open(ACTRACK_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0 && ioctl(fd, ACTRACK_IOC_LAYOUT, &lay)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Wait until thread @tid is gone (its /proc entry, after its exit probe). */
+static bool thread_gone(pid_t tid)
+{
+	char path[64];
+	uint64_t t0 = vm_mono_ns();
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	while (!access(path, F_OK)) {
+		if (vm_mono_ns() - t0 > FREE_WAIT_NS)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+TEST_F_TIMEOUT(uid, lying_registration_frees_nothing_of_others, 120)
+{
+	struct actrack_kstats before, after;
+	uint32_t main_tracker, main_data, process, own[2];
+	struct worker liar = { 0 }, lister = { 0 };
+	uint32_t types[2] = { ACTRACK_TYPE_THREAD, ACTRACK_TYPE_USER_DATA };
+	struct vm_map m;
+	int fd, go[2], go2[2];
+
+	VM_REQUIRE_MODULE();
+	become(52104);
+	attach_and_map(_metadata, &m);
+	fd = open_registering_fd();
+	ASSERT_LE(0, fd);
+	main_tracker = find_ref(&m, gettid(), ACTRACK_TYPE_THREAD);
+	main_data = find_ref(&m, gettid(), ACTRACK_TYPE_USER_DATA);
+	process = find_ref(&m, 0, ACTRACK_TYPE_PROCESS);
+	ASSERT_NE(0, main_tracker);
+	ASSERT_NE(0, main_data);
+	ASSERT_NE(0, process);
+
+	/* One registers the main thread's tracker as its own. */
+	liar.reg_fd = fd;
+	liar.lie_tracker = main_tracker;
+	/* One lists the main thread's data and the process record. */
+	lister.lie_data[1] = main_data;
+	lister.lie_data[2] = process;
+	ASSERT_EQ(0, start_workers(&liar, 1, go));
+	ASSERT_EQ(0, start_workers(&lister, 1, go2));
+	own[0] = find_ref(&m, lister.tid, ACTRACK_TYPE_THREAD);
+	own[1] = find_ref(&m, lister.tid, ACTRACK_TYPE_USER_DATA);
+	ASSERT_NE(0, own[0]);
+	ASSERT_NE(0, own[1]);
+	stats(&before);
+	close(go[1]);
+	close(go2[1]);
+	ASSERT_TRUE(thread_gone(liar.tid));
+	ASSERT_TRUE(thread_gone(lister.tid));
+	/* The lister's own tracker goes, and its own data block, listed in
+	 * slot 0, with it (checked before the sentinel may reuse them)... */
+	EXPECT_TRUE(wait_freed(&m, own, types, 2));
+	ASSERT_TRUE(sentinel_done(_metadata, &m));
+	stats(&after);
+	/* ... and nothing it named besides. */
+	EXPECT_EQ(main_tracker, find_ref(&m, gettid(), ACTRACK_TYPE_THREAD));
+	EXPECT_EQ(main_data, find_ref(&m, gettid(), ACTRACK_TYPE_USER_DATA));
+	EXPECT_EQ(process, find_ref(&m, 0, ACTRACK_TYPE_PROCESS));
+	/* The liar's own records stay until the process ends. */
+	EXPECT_NE(0, find_ref(&m, liar.tid, ACTRACK_TYPE_THREAD));
+	/* lister: 2, sentinel: 2. */
+	EXPECT_EQ(before.records_freed + 4, after.records_freed);
+	EXPECT_EQ(before.corruption, after.corruption);
+	close(go[0]);
+	close(go2[0]);
+	close(fd);
+	vm_map_close(&m);
+}
+
+TEST_F_TIMEOUT(uid, unregistered_thread_waits_for_process_end, 120)
+{
+	struct worker w = { 0 };
+	struct vm_map m;
+	int fd, go[2];
+
+	VM_REQUIRE_MODULE();
+	become(52103);
+	attach_and_map(_metadata, &m);
+	fd = open_registering_fd();
+	ASSERT_LE(0, fd);
+	w.reg_fd = fd;
+	w.unregister = true;
+	ASSERT_EQ(0, start_workers(&w, 1, go));
+	close(go[1]);
+	ASSERT_TRUE(thread_gone(w.tid));
+	ASSERT_TRUE(sentinel_done(_metadata, &m));
+	/* Nothing told the kernel where they are: they wait for our end. */
+	EXPECT_NE(0, find_ref(&m, w.tid, ACTRACK_TYPE_THREAD));
+	EXPECT_NE(0, find_ref(&m, w.tid, ACTRACK_TYPE_USER_DATA));
+	close(go[0]);
+	close(fd);
+	vm_map_close(&m);
+}
+
+/*
+ * A client that never registers (a library older than ABI 1.3, or none):
+ * its thread's records are found by the walk, as before.
+ */
+struct raw_client {
+	struct vm_map m;
+	struct actrack_attach at;
+	uint32_t ref;
+	pid_t tid;
+};
+
+static void *raw_thread(void *arg)
+{
+	struct raw_client *c = arg;
+	struct actrack_owner o = {
+		.pid = c->at.pid, .tid = (uint32_t)gettid(),
+		.pid_ns = c->at.pid_ns, .start_ticks = c->at.start_ticks,
+	};
+	struct actrack_thread *t;
+	void *payload;
+
+	c->ref = actrack_arena_alloc_owned(&c->m.a, ACTRACK_TYPE_THREAD,
+					   sizeof(*t), &o, &payload);
+	if (c->ref) {
+		t = payload;
+		at_store_release(&t->owner.data_id,
+				 actrack_arena_new_data_id(&c->m.a));
+	}
+	__atomic_store_n(&c->tid, gettid(), __ATOMIC_RELEASE);
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(uid, unregistering_client_is_walked, 120)
+{
+	static struct raw_client c;
+	uint32_t types[1] = { ACTRACK_TYPE_THREAD };
+	pthread_t th;
+	pid_t tid;
+
+	VM_REQUIRE_MODULE();
+	become(52105);
+	ASSERT_EQ(0, vm_map_open(&c.m, -1, true));
+	ASSERT_EQ(0, ioctl(c.m.fd, ACTRACK_IOC_ATTACH, &c.at));
+	ASSERT_EQ(0, pthread_create(&th, NULL, raw_thread, &c));
+	pthread_detach(th);
+	while (!(tid = __atomic_load_n(&c.tid, __ATOMIC_ACQUIRE)))
+		usleep(100);
+	ASSERT_TRUE(thread_gone(tid));
+	ASSERT_NE(0, c.ref);
+	EXPECT_TRUE(wait_freed(&c.m, &c.ref, types, 1));
+	vm_map_close(&c.m);
+}
+
+TEST_HARNESS_MAIN
