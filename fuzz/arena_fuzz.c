@@ -43,14 +43,22 @@ static __u32 publish(struct actrack_arena *a, __u32 type, __u32 size,
 
 static void populate(struct actrack_arena *a, int flags)
 {
-	__u32 pid;
+	struct actrack_thread *t;
+	__u32 pid, t_ref, d_ref;
 
 	for (pid = 1; pid <= 3; pid++) {
 		publish(a, ACTRACK_TYPE_PROCESS, sizeof(struct actrack_process),
 			pid, 0);
-		publish(a, ACTRACK_TYPE_THREAD,
-			sizeof(struct actrack_thread) + 4 * 64, pid, pid);
-		publish(a, ACTRACK_TYPE_USER_DATA, 128, pid, pid);
+		t_ref = publish(a, ACTRACK_TYPE_THREAD,
+				ACTRACK_THREAD_DATA_END(4), pid, pid);
+		d_ref = publish(a, ACTRACK_TYPE_USER_DATA, 128, pid, pid);
+		/* A tracker as the library makes it: held set, data list. */
+		t = actrack_arena_get(a, t_ref, ACTRACK_TYPE_THREAD,
+				      ACTRACK_THREAD_DATA_END(4));
+		if (t) {
+			t->flags = ACTRACK_THREAD_HELD | ACTRACK_THREAD_DATA;
+			ACTRACK_THREAD_DATA_REFS(t)[pid % 4] = d_ref;
+		}
 		publish(a, ACTRACK_TYPE_LOG, sizeof(struct actrack_log) + 256,
 			pid, 0);
 		publish(a, ACTRACK_TYPE_MODULE, sizeof(struct actrack_module),
@@ -62,8 +70,9 @@ static void exercise(struct actrack_arena *a, __u32 seed)
 {
 	static struct actrack_thread_copy copy;
 	static unsigned char buf[1024];
+	struct actrack_owner_key k;
 	struct actrack_arena_iter it;
-	__u32 ref, type, steps = 0, k;
+	__u32 ref, type, steps = 0, i, thread_ref = 0;
 
 	(void)actrack_arena_check(a);
 	actrack_arena_iter_init(&it, a);
@@ -73,11 +82,19 @@ static void exercise(struct actrack_arena *a, __u32 seed)
 		if (++steps > actrack_arena_max_blocks(a))
 			abort();	/* the walk must be bounded */
 		(void)actrack_arena_get(a, ref, type, 0);
+		if (type == ACTRACK_TYPE_THREAD && (seed >> 7) % 4 == steps % 4)
+			thread_ref = ref;
 		(void)actrack_arena_copy_thread(a, ref, &copy);
-		for (k = 0; k < 5; k++)
-			(void)actrack_arena_copy_owned(a, ref, types[k], buf,
+		for (i = 0; i < 5; i++)
+			(void)actrack_arena_copy_owned(a, ref, types[i], buf,
 						       sizeof(buf));
 	}
+	/* The kernel's free of one exited thread, at a ref from the input. */
+	k.pid = 1 + seed % 3;
+	k.pid_ns = seed & 16 ? ACTRACK_PID_NS_ANY : 0;
+	k.start_ticks = k.pid;
+	(void)actrack_arena_free_thread(a, &k, 1 + (seed >> 5) % 3,
+					thread_ref ? thread_ref : seed & 0xffc0);
 	(void)actrack_arena_find_process(a, 1 + seed % 3, 1 + seed % 3);
 	(void)actrack_arena_free_owner(a, 1 + seed % 3, 1 + seed % 3,
 				       seed & 4 ? 1 + seed % 3 : 0);
