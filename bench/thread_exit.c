@@ -3,12 +3,16 @@
  * A thread's exit as the arena fills, on the host: the work the module
  * does for it, without the VM's noise.  The module's exit probe only
  * notes the tid and queues its arena's cleanup; the cleanup worker then
- * calls the arena core's actrack_arena_free_owned_by() with a tid filter
- * (kmod/cleanup.c), the same arena/arena.c compiled in here.  So the
- * kernel's cost of a thread's exit is this one call, timed here in a
- * 64 MiB arena holding N live 8-slot trackers of other processes
- * (N = 0, 1,000, 4,000, 16,000, 64,000) plus the exiting thread's own:
+ * frees the thread's records (kmod/cleanup.c) with the same arena/arena.c
+ * compiled in here: through the tracker the thread registered
+ * (actrack_arena_free_thread(), ABI 1.3), or, for a process that never
+ * registers, with a tid-filtered walk (actrack_arena_free_owned_by()).
+ * Each is timed in a 64 MiB arena holding N live 8-slot trackers of other
+ * processes (N = 0, 1,000, 4,000, 16,000, 64,000) plus the exiting
+ * thread's own:
  *
+ *   thread_exit_registered_N  the registered free, median of RUNS,
+ *                           against the same call with N = 0
  *   thread_exit_walk_N      one tid-filtered free, median of RUNS,
  *                           against the same call with N = 0
  *   thread_exit_by_ref_N    the library's own path when a thread returns
@@ -16,8 +20,10 @@
  *                           reference: actrack_arena_free_owned()), the
  *                           O(1) baseline, in the same arena
  *
- * `thread_exit --loop N COUNT` runs COUNT walks at fill N in walk_loop()
- * for callgrind (bench/run): instructions, which the load cannot move.
+ * `thread_exit --loop walk|registered N COUNT` runs COUNT frees of that
+ * kind at fill N for callgrind (bench/run), which counts kernel_free()
+ * alone (not the allocation before it): instructions,
+ * which the load cannot move.
  * Never an assertion.
  */
 #include <stdio.h>
@@ -84,39 +90,46 @@ static int make_arena(struct actrack_arena *a, int n)
 	return 0;
 }
 
-/* One exit: the thread's tracker made, then freed the kernel's way. */
-static int __attribute__((noinline)) walk_once(struct actrack_arena *a)
+/* The kernel's free of exited thread EXIT_TID whose tracker is @ref. */
+static int __attribute__((noinline)) kernel_free(struct actrack_arena *a,
+						 __u32 ref, bool registered)
 {
-	__u32 tid = EXIT_TID, id;
+	__u32 tid = EXIT_TID;
 
-	if (!add_tracker(a, EXIT_PID, EXIT_TID, &id))
-		return -1;
+	if (registered)
+		return actrack_arena_free_thread(a, &exiting, tid, ref);
 	return actrack_arena_free_owned_by(a, &exiting, one_tid, &tid);
 }
 
-static int __attribute__((noinline)) walk_loop(struct actrack_arena *a,
-					      long count)
+static int __attribute__((noinline)) exit_loop(struct actrack_arena *a,
+					      bool registered, long count)
 {
 	int freed = 0;
+	__u32 ref, id;
 
-	for (long i = 0; i < count; i++)
-		freed += walk_once(a);
+	for (long i = 0; i < count; i++) {
+		ref = add_tracker(a, EXIT_PID, EXIT_TID, &id);
+		if (!ref)
+			return -1;
+		freed += kernel_free(a, ref, registered);
+	}
 	return freed;
 }
 
-/* Median ns of one filtered free (the allocation before it not timed). */
-static double time_walk(struct actrack_arena *a)
+/* Median ns of the kernel's free (the allocation before it not timed). */
+static double time_kernel_free(struct actrack_arena *a, bool registered)
 {
 	double v[RUNS];
 
 	for (int k = 0; k < RUNS; k++) {
-		__u32 tid = EXIT_TID, id;
 		uint64_t t0;
+		__u32 ref, id;
 
-		if (!add_tracker(a, EXIT_PID, EXIT_TID, &id))
+		ref = add_tracker(a, EXIT_PID, EXIT_TID, &id);
+		if (!ref)
 			return -1;
 		t0 = bench_now_ns();
-		if (actrack_arena_free_owned_by(a, &exiting, one_tid, &tid) != 1)
+		if (kernel_free(a, ref, registered) != 1)
 			return -1;
 		v[k] = (double)(bench_now_ns() - t0);
 	}
@@ -146,22 +159,23 @@ static double time_by_ref(struct actrack_arena *a)
 int main(int argc, char **argv)
 {
 	static const int fills[] = { 0, 1000, 4000, 16000, 64000 };
-	double base_walk = 0, base_ref = 0;
+	double base_walk = 0, base_ref = 0, base_reg = 0;
 	struct actrack_arena a;
 	char name[64];
 
-	if (argc == 4 && !strcmp(argv[1], "--loop")) {
-		long count = atol(argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "--loop")) {
+		bool registered = !strcmp(argv[2], "registered");
+		long count = atol(argv[4]);
 		int freed;
 
-		if (make_arena(&a, atoi(argv[2])))
+		if (make_arena(&a, atoi(argv[3])))
 			return 1;
-		freed = walk_loop(&a, count);
+		freed = exit_loop(&a, registered, count);
 		free(a.base);
 		return freed == count ? 0 : 1;
 	}
 	for (size_t i = 0; i < sizeof(fills) / sizeof(fills[0]); i++) {
-		double walk, ref;
+		double walk, ref, reg;
 
 		snprintf(name, sizeof(name), "thread_exit_walk_%d", fills[i]);
 		if (make_arena(&a, fills[i])) {
@@ -169,18 +183,24 @@ int main(int argc, char **argv)
 			free(a.base);
 			continue;
 		}
-		walk = time_walk(&a);
+		reg = time_kernel_free(&a, true);
+		walk = time_kernel_free(&a, false);
 		ref = time_by_ref(&a);
 		free(a.base);
-		if (walk < 0 || ref < 0) {
-			printf("bench %s FAIL the walk did not free the tracker\n",
+		if (walk < 0 || ref < 0 || reg < 0) {
+			printf("bench %s FAIL a free did not free the tracker\n",
 			       name);
 			return 1;
 		}
 		if (!fills[i]) {
 			base_walk = walk;
 			base_ref = ref;
+			base_reg = reg;
 		}
+		snprintf(name, sizeof(name), "thread_exit_registered_%d",
+			 fills[i]);
+		bench_line(name, reg, "ns", base_reg);
+		snprintf(name, sizeof(name), "thread_exit_walk_%d", fills[i]);
 		bench_line(name, walk / 1e3, "us", base_walk / 1e3);
 		snprintf(name, sizeof(name), "thread_exit_by_ref_%d", fills[i]);
 		bench_line(name, ref, "ns", base_ref);

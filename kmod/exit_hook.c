@@ -15,8 +15,10 @@
  * spinlock only when the group is attached, then recording the event in
  * the proc entry itself (a thread's tid in a small array, or the group's
  * end) and queueing its arena's cleanup work if it is not queued yet.
- * However fast a uid churns threads, that costs one walk per batch, and
- * only that uid's own arena work waits for it.
+ * The work frees a thread through the tracker it registered
+ * (ACTRACK_IOC_THREAD) with no walk; a process that never registers costs
+ * one walk per batch however fast it churns threads, and only that uid's
+ * own arena work waits for it.
  *
  * Why the key is safe: an ATTACHED entry is inserted by a live thread of
  * the group (the caller of ATTACH), and leaves that state in the probe of
