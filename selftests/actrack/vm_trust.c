@@ -723,26 +723,31 @@ TEST_F_TIMEOUT(trust, idle_arena_gives_memory_back, 60)
 
 static void *churn_thread(void *arg)
 {
-	actrack_push_task(1);
 	return arg;
 }
 
-/* uid A: a self-linked block makes every walk of its arena the longest
- * one, then threads come and go until killed. */
+/*
+ * uid A: a self-linked block makes every walk of its arena the longest
+ * one, then threads come and go until killed.  It attaches with the bare
+ * ioctl and never registers a tracker (ACTRACK_IOC_THREAD), as a hostile
+ * client would not: each batch of its thread exits then costs the
+ * module a walk of the arena, the worst it can make of thread exits.
+ */
 static void churner(int ready)
 {
-	struct actrack_opts o = { .sz = sizeof(o) };
+	struct actrack_attach at = { 0 };
 	struct actrack_arena_iter it;
 	struct vm_map map;
 	uint32_t ref, last = 0;
 
 	if (setgid(CHURN_A) || setuid(CHURN_A))
 		_exit(90);
-	if (actrack_init(&o))
+	if (vm_map_open(&map, -1, true) ||
+	    ioctl(map.fd, ACTRACK_IOC_ATTACH, &at))
 		_exit(91);
-	actrack_push_task(1);
-	if (vm_map_open(&map, -1, true))
-		_exit(91);
+	/* One block of its own at least, then the last one linked to itself. */
+	if (!actrack_arena_alloc(&map.a, ACTRACK_TYPE_LOG, 64))
+		_exit(92);
 	actrack_arena_iter_init(&it, &map.a);
 	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, NULL)))
 		last = ref;
