@@ -113,7 +113,7 @@ void actrack_capture_pool_free(struct actrack_karena *ka)
  * The arena's pool, or NULL.  Pairs with the cmpxchg_release() that
  * published it: its slot geometry is seen initialized.
  */
-static struct actrack_capture_pool *actrack_pool(struct actrack_proc *p)
+static struct actrack_capture_pool *actrack_pool(struct actrack_kproc *p)
 {
 	/* acquire: pairs with cmpxchg_release() in actrack_capture_pool_get() */
 	return smp_load_acquire(&p->arena->capture);
@@ -243,7 +243,7 @@ static void actrack_copy_stack(struct actrack_capture_slot *s)
  * signal_deliver probe: RCU read side held, @p found ATTACHED.  Bounded:
  * at most stack_slots bit operations and stack_bytes copied.
  */
-static void actrack_capture_thread(struct actrack_proc *p)
+static void actrack_capture_thread(struct actrack_kproc *p)
 {
 	struct actrack_capture_pool *pool = actrack_pool(p);
 	struct actrack_capture_slot *s;
@@ -285,7 +285,7 @@ static void actrack_capture_thread(struct actrack_proc *p)
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 			   struct k_sigaction *ka)
 {
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 
 	if (likely(!actrack_procs_attached()))
 		return;
@@ -304,7 +304,7 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
  * Return: NULL when there are none (or no memory: then ACTRACK_DEATH_
  * STACKS_CUT is set in *@flags).
  */
-struct actrack_report_stacks *actrack_capture_take(struct actrack_proc *p,
+struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 						  u32 *flags)
 {
 	struct actrack_capture_pool *pool = actrack_pool(p);
@@ -370,7 +370,7 @@ struct actrack_report_stacks *actrack_capture_take(struct actrack_proc *p,
  * @p ends without a report (exec, unload), or after its report took what
  * it had: its slots are free again.  Allocates nothing.
  */
-void actrack_capture_drop(struct actrack_proc *p)
+void actrack_capture_drop(struct actrack_kproc *p)
 {
 	struct actrack_capture_pool *pool = actrack_pool(p);
 	struct actrack_capture_slot *s;

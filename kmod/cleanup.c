@@ -83,7 +83,7 @@ static struct actrack_report *actrack_report_alloc(u32 nr_threads,
 
 /* What one walk over the arena collects for a report. */
 struct actrack_collect {
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 	struct actrack_scratch *s;
 	struct actrack_arena a;
 	u32 nr_threads;
@@ -269,7 +269,7 @@ static int actrack_collect_record(struct actrack_walk *w,
  * the arena core per report.  Threads, activities, modules and data are
  * bounded again here; a full kind stops being copied.
  */
-static struct actrack_report *actrack_build_death(struct actrack_proc *p)
+static struct actrack_report *actrack_build_death(struct actrack_kproc *p)
 {
 	struct actrack_collect c = { .p = p };
 	struct actrack_report *d;
@@ -340,7 +340,7 @@ static struct actrack_report *actrack_build_death(struct actrack_proc *p)
 }
 
 /* Free @p's records (those of @filter's threads only, with one). */
-static void actrack_free_records(struct actrack_proc *p,
+static void actrack_free_records(struct actrack_kproc *p,
 				 actrack_tid_filter filter, void *ctx)
 {
 	struct actrack_karena *ka = p->arena;
@@ -355,7 +355,7 @@ static void actrack_free_records(struct actrack_proc *p,
 		atomic64_inc(&ka->stats.corruption);
 }
 
-static void actrack_proc_death(struct actrack_proc *p)
+static void actrack_proc_death(struct actrack_kproc *p)
 {
 	struct actrack_karena *ka = p->arena;
 	struct actrack_report *d;
@@ -382,7 +382,7 @@ static void actrack_proc_death(struct actrack_proc *p)
  * Then the tid was reused inside the process after the exit we handle,
  * and the tracker may already be the new thread's: leave it.
  */
-static bool actrack_tid_alive(struct actrack_proc *p, u32 tid)
+static bool actrack_tid_alive(struct actrack_kproc *p, u32 tid)
 {
 	struct task_struct *task;
 	bool alive = false;
@@ -401,7 +401,7 @@ static bool actrack_tid_alive(struct actrack_proc *p, u32 tid)
 
 /* One batch of a process's exited threads. */
 struct actrack_tid_batch {
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 	bool sweep;		/* every thread that is gone */
 	u32 n;
 	u32 tids[ACTRACK_PROC_TIDS];
@@ -426,7 +426,7 @@ static bool actrack_batch_filter(void *ctx, u32 tid)
  * if it has one and the tid was not reused in the process since.  Only
  * the entry read is taken out: a newer one is a new thread's.
  */
-static int actrack_free_registered(struct actrack_proc *p,
+static int actrack_free_registered(struct actrack_kproc *p,
 				   struct actrack_arena *a, u32 tid)
 {
 	void *entry = xa_load(&p->trackers, tid);
@@ -446,7 +446,7 @@ static int actrack_free_registered(struct actrack_proc *p,
  * never registered keep their records until the process ends.  Otherwise
  * one walk frees the whole batch.
  */
-static void actrack_free_threads(struct actrack_proc *p,
+static void actrack_free_threads(struct actrack_kproc *p,
 				 struct actrack_tid_batch *b)
 {
 	struct actrack_karena *ka = p->arena;
@@ -481,7 +481,7 @@ static void actrack_free_threads(struct actrack_proc *p,
  * already queued takes the new events with it), @urgent ones first, and
  * make sure the arena's work runs.  Any context; allocates nothing.
  */
-void actrack_cleanup_queue_locked(struct actrack_proc *p, bool urgent)
+void actrack_cleanup_queue_locked(struct actrack_kproc *p, bool urgent)
 {
 	struct actrack_karena *ka = p->arena;
 
@@ -513,13 +513,13 @@ void actrack_arena_work(struct work_struct *work)
 						 work);
 	struct actrack_tid_batch b;
 	enum actrack_proc_state state;
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 	unsigned int done;
 
 	for (done = 0; ; done++) {
 		raw_spin_lock(&actrack_procs_lock);
 		p = list_first_entry_or_null(&ka->work_list,
-					     struct actrack_proc, work_node);
+					     struct actrack_kproc, work_node);
 		if (!p) {
 			ka->work_queued = false;
 			raw_spin_unlock(&actrack_procs_lock);

@@ -77,10 +77,10 @@ static u64 actrack_ns_to_ticks(u64 ns)
  * RCU read side (or the lock) held.  The entry of @key in @state; an
  * ATTACHED and an EXEC entry of one group may both be hashed.
  */
-static struct actrack_proc *actrack_proc_find(const void *key,
+static struct actrack_kproc *actrack_proc_find(const void *key,
 					      enum actrack_proc_state state)
 {
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 
 	hash_for_each_possible_rcu(actrack_procs, p, hnode, (unsigned long)key,
 				   lockdep_is_held(&actrack_procs_lock))
@@ -90,7 +90,7 @@ static struct actrack_proc *actrack_proc_find(const void *key,
 }
 
 /* For the signal probe (capture.c): RCU read side held. */
-struct actrack_proc *actrack_proc_find_attached(const void *key)
+struct actrack_kproc *actrack_proc_find_attached(const void *key)
 {
 	return actrack_proc_find(key, ACTRACK_PROC_ATTACHED);
 }
@@ -102,7 +102,7 @@ int actrack_procs_attached(void)
 }
 
 /* Context: process (it may drop the last arena reference). */
-void actrack_proc_put(struct actrack_proc *p)
+void actrack_proc_put(struct actrack_kproc *p)
 {
 	if (!refcount_dec_and_test(&p->ref))
 		return;
@@ -118,7 +118,7 @@ void actrack_proc_put(struct actrack_proc *p)
 }
 
 /* Lock held: take @p out of the hash (the caller owns the hash's ref). */
-static void actrack_proc_unhash_locked(struct actrack_proc *p)
+static void actrack_proc_unhash_locked(struct actrack_kproc *p)
 {
 	hash_del_rcu(&p->hnode);
 	p->hashed = false;
@@ -126,7 +126,7 @@ static void actrack_proc_unhash_locked(struct actrack_proc *p)
 }
 
 /* Lock held: ATTACHED -> @state.  False if it was not ATTACHED. */
-static bool actrack_proc_end_locked(struct actrack_proc *p,
+static bool actrack_proc_end_locked(struct actrack_kproc *p,
 				    enum actrack_proc_state state)
 {
 	if (p->state != ACTRACK_PROC_ATTACHED)
@@ -142,7 +142,7 @@ static bool actrack_proc_end_locked(struct actrack_proc *p,
  * ATTACH waiters go, and drop the hash's reference (unless unload took
  * the entry out first).
  */
-void actrack_proc_exec_done(struct actrack_proc *p)
+void actrack_proc_exec_done(struct actrack_kproc *p)
 {
 	bool hashed;
 
@@ -160,7 +160,7 @@ void actrack_proc_exec_done(struct actrack_proc *p)
  * from our own mm (we are the process), bounded.  Userspace may since have
  * rewritten argv; what we keep is the kernel's copy from now on.
  */
-static void actrack_read_cmdline(struct actrack_proc *p)
+static void actrack_read_cmdline(struct actrack_kproc *p)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long start, end;
@@ -191,7 +191,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 {
 	struct task_struct *leader = current->group_leader;
 	const void *key = current->signal;
-	struct actrack_proc *p, *old;
+	struct actrack_kproc *p, *old;
 	u64 boot_ns;
 	int ret;
 
@@ -282,7 +282,7 @@ out_free:
  */
 int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker)
 {
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 	unsigned long tid;
 	int ret = 0;
 
@@ -329,7 +329,7 @@ static u32 actrack_wait_status(struct task_struct *task)
 static void actrack_probe_exit(void *data, struct task_struct *task)
 {
 	struct signal_struct *sig = task->signal;
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 
 	if (likely(!atomic_read(&actrack_nr_procs)))
 		return;
@@ -379,7 +379,7 @@ out:
 static void actrack_probe_exec(void *data, struct task_struct *task,
 			       pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 
 	if (likely(!atomic_read(&actrack_nr_procs)))
 		return;
@@ -462,7 +462,7 @@ err_exit:
  */
 void actrack_exit_hook_exit(void)
 {
-	struct actrack_proc *p;
+	struct actrack_kproc *p;
 	unsigned int bkt;
 
 	if (actrack_signal_registered)

@@ -11,7 +11,7 @@
  *   memory is freed with the last reference.  Open fds and mappings pin the
  *   module (the file holds the fops owner), so in practice the list's
  *   reference is the last one only after every user is gone.
- * - struct actrack_proc (one per attached thread group) lives in a hash
+ * - struct actrack_kproc (one per attached thread group) lives in a hash
  *   keyed by the group's signal_struct from ATTACH until the group dies or
  *   execs; the probes put it on its arena's work list (thread exits too),
  *   and the arena's work reports, frees the records and drops it; it is
@@ -116,7 +116,7 @@ struct actrack_karena {
 	 * (a uid's backlog delays only that uid).  Under actrack_procs_lock;
 	 * a queued work holds a reference.
 	 */
-	struct list_head work_list;	/* struct actrack_proc.work_node */
+	struct list_head work_list;	/* struct actrack_kproc.work_node */
 	struct work_struct work;
 	bool work_queued;
 
@@ -229,7 +229,7 @@ enum actrack_proc_state {
  * waits for its exec cleanup.  The fields marked [L] are under
  * actrack_procs_lock.
  */
-struct actrack_proc {
+struct actrack_kproc {
 	struct hlist_node hnode;	/* [L] actrack_procs */
 	struct rcu_head rcu;
 	refcount_t ref;
@@ -312,10 +312,10 @@ int actrack_exit_hook_init(void);
 void actrack_exit_hook_exit(void);
 int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at);
 int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker);
-void actrack_proc_put(struct actrack_proc *p);
-void actrack_proc_exec_done(struct actrack_proc *p);
+void actrack_proc_put(struct actrack_kproc *p);
+void actrack_proc_exec_done(struct actrack_kproc *p);
 
-struct actrack_proc *actrack_proc_find_attached(const void *key);
+struct actrack_kproc *actrack_proc_find_attached(const void *key);
 int actrack_procs_attached(void);
 
 /* capture.c */
@@ -326,14 +326,14 @@ struct kernel_siginfo;
 struct k_sigaction;
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 			   struct k_sigaction *ka);
-struct actrack_report_stacks *actrack_capture_take(struct actrack_proc *p,
+struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 						  u32 *flags);
-void actrack_capture_drop(struct actrack_proc *p);
+void actrack_capture_drop(struct actrack_kproc *p);
 
 /* cleanup.c */
 int actrack_cleanup_init(void);
 void actrack_cleanup_exit(void);
-void actrack_cleanup_queue_locked(struct actrack_proc *p, bool urgent);
+void actrack_cleanup_queue_locked(struct actrack_kproc *p, bool urgent);
 void actrack_arena_work(struct work_struct *work);
 
 /* netlink.c */
