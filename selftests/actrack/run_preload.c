@@ -23,17 +23,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "actrack.h"
-#include "test_harness.h"
+#include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
 #include "snapshot_helpers.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(ACTRACK_UNDER_TSAN)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
 
 static char abba[PATH_MAX];
 static char arena[256];
@@ -55,7 +46,7 @@ static const char *setup(const char *tag)
 	char *slash;
 	ssize_t n;
 
-#ifdef UNDER_SANITIZER
+#ifdef VM_UNDER_SANITIZER
 	return "sanitizer build: its runtime cannot be preloaded into an "
 	       "uninstrumented program";
 #endif
@@ -442,30 +433,6 @@ TEST(no_follow_leaves_children_alone)
 	teardown();
 }
 
-/* Is process @pid's first thread in an io-wait on @fd (module arena)? */
-static bool in_io_wait(pid_t pid, int fd)
-{
-	struct actrack_snapshot *s;
-	bool found = false;
-
-	if (actrack_snapshot_take(NULL, 0, &s))
-		return false;
-	for (uint32_t i = 0; i < s->nr_processes; i++) {
-		const struct actrack_snap_process *p = &s->processes[i];
-
-		if (p->pid != (uint32_t)pid || !p->nr_threads)
-			continue;
-		for (uint32_t k = 0; k < p->threads[0].nr_activities; k++)
-			if (p->threads[0].activities[k].a.type ==
-			    ACTRACK_ACT_IO_WAIT &&
-			    p->threads[0].activities[k].a.object ==
-			    (uint64_t)fd)
-				found = true;
-	}
-	actrack_snapshot_free(s);
-	return found;
-}
-
 /*
  * With the module, an unmodified program killed while it waits leaves a
  * death report that says what it was doing, at its own code.
@@ -486,7 +453,7 @@ TEST(death_report_names_the_wait)
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "waiting", buf, sizeof(buf)));
 	/* It prints, then reads: wait for the read to be on its stack. */
-	for (i = 0; i < 500 && !in_io_wait(j.pid, 0); i++)
+	for (i = 0; i < 500 && !vm_in_io_wait(j.pid, 0, false); i++)
 		usleep(10 * 1000);
 	ASSERT_LT(i, 500);
 	kill(j.pid, SIGKILL);
