@@ -254,11 +254,12 @@ TEST(static_is_refused)
 }
 
 /*
- * `actrack hangs` until it reports a deadlock (the threads may still be
- * on their way into the second lock when the program says it is
- * deadlocked): at most 50 tries, each one snapshot pair.
+ * `actrack hangs` until it exits with @status (any if negative) and its
+ * output holds @text (the threads may still be on their way into their
+ * waits when the program says they are there): at most 50 tries, each
+ * one snapshot pair.  Return: 0 with @r to free, or -1.
  */
-static int hangs_until_deadlock(struct run *r)
+static int hangs_until(struct run *r, int status, const char *text)
 {
 	char *argv[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
 			 NULL };
@@ -266,7 +267,8 @@ static int hangs_until_deadlock(struct run *r)
 	for (int i = 0; i < 50; i++) {
 		if (run_cli(r, NULL, argv))
 			return -1;
-		if (r->status == 3 && strstr(r->out, "DEADLOCK:"))
+		if ((status < 0 || r->status == status) &&
+		    strstr(r->out, text))
 			return 0;
 		run_free(r);
 		usleep(200 * 1000);
@@ -284,7 +286,7 @@ TEST(deadlock_between_threads_is_named)
 	SETUP("threads");
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
-	ASSERT_EQ(0, hangs_until_deadlock(&r));
+	ASSERT_EQ(0, hangs_until(&r, 3, "DEADLOCK:"));
 	kill_job(&j);
 	dl = strstr(r.out, "DEADLOCK:");
 	ASSERT_NE(NULL, dl);
@@ -311,7 +313,7 @@ TEST(deadlock_between_processes_is_named)
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
-	ASSERT_EQ(0, hangs_until_deadlock(&r));
+	ASSERT_EQ(0, hangs_until(&r, 3, "DEADLOCK:"));
 	kill_job(&j);
 	dl = strstr(r.out, "DEADLOCK:");
 	ASSERT_NE(NULL, dl);
@@ -350,12 +352,10 @@ TEST(python_threads_show_waiting)
 		"t.join()\n";
 	char *argv[] = { "actrack", "run", "--", "/usr/bin/python3", "-c",
 			 (char *)prog, NULL };
-	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
-			  NULL };
 	char buf[256];
 	struct job j;
 	struct run r;
-	int i, n = 0;
+	int ret, n = 0;
 
 	SETUP("python");
 	if (access("/usr/bin/python3", X_OK))
@@ -364,15 +364,9 @@ TEST(python_threads_show_waiting)
 		SKIP(return, "this build's preload is 32-bit, python3 is not");
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
-	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
-		if (strstr(r.out, "3 hung threads"))
-			break;
-		run_free(&r);
-		usleep(200 * 1000);
-	}
+	ret = hangs_until(&r, -1, "3 hung threads");
 	kill_job(&j);
-	ASSERT_LT(i, 50);
+	ASSERT_EQ(0, ret);
 	EXPECT_EQ(3, r.status);
 	for (const char *p = r.out; (p = strstr(p, "waiting ")); p++)
 		n += !strncmp(strstr(p, " for ") ?: "", " for event 0x", 13);
@@ -486,25 +480,17 @@ TEST(death_report_names_the_wait)
 TEST(join_names_an_untracked_thread)
 {
 	char *argv[] = { "actrack", "run", "--", abba, "join", NULL };
-	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
-			  NULL };
 	char buf[256], *w;
 	struct job j;
 	struct run r;
-	int i;
+	int ret;
 
 	SETUP("join");
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "joining", buf, sizeof(buf)));
-	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
-		if (r.status == 3)
-			break;
-		run_free(&r);
-		usleep(200 * 1000);
-	}
+	ret = hangs_until(&r, 3, "");
 	kill_job(&j);
-	ASSERT_LT(i, 50);
+	ASSERT_EQ(0, ret);
 	EXPECT_NE(NULL, strstr(r.out, "1 hung thread"));
 	w = strstr(r.out, " for tid ");
 	ASSERT_NE(NULL, w);
