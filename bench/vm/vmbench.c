@@ -105,6 +105,18 @@ static int sh(const char *cmd)
 	return r == 0 ? 0 : -1;
 }
 
+/* The two lines of a latency: "@prefix_median" and "@prefix_p99", in us. */
+static void bench_med_p99(const char *prefix, double med, double med_base,
+			  double p99, double p99_base)
+{
+	char name[192];
+
+	snprintf(name, sizeof(name), "%s_median", prefix);
+	bench_line(name, med, "us", med_base);
+	snprintf(name, sizeof(name), "%s_p99", prefix);
+	bench_line(name, p99, "us", p99_base);
+}
+
 /* ---- exit-to-report latency ------------------------------------------- */
 
 #define LAT_RUNS	21
@@ -300,21 +312,14 @@ static void latency(const char *arena, double *base_rep, double *base_freed)
 				*base_freed = med_f;
 			}
 			snprintf(name, sizeof(name),
-				 "vm_exit_to_report_%s_%dthreads_median", arena,
+				 "vm_exit_to_report_%s_%dthreads", arena,
 				 threads[t]);
-			bench_line(name, med_r, "us", *base_rep);
+			bench_med_p99(name, med_r, *base_rep, p99_r, *base_rep);
 			snprintf(name, sizeof(name),
-				 "vm_exit_to_report_%s_%dthreads_p99", arena,
+				 "vm_exit_to_freed_%s_%dthreads", arena,
 				 threads[t]);
-			bench_line(name, p99_r, "us", *base_rep);
-			snprintf(name, sizeof(name),
-				 "vm_exit_to_freed_%s_%dthreads_median", arena,
-				 threads[t]);
-			bench_line(name, med_f, "us", *base_freed);
-			snprintf(name, sizeof(name),
-				 "vm_exit_to_freed_%s_%dthreads_p99", arena,
-				 threads[t]);
-			bench_line(name, p99_f, "us", *base_freed);
+			bench_med_p99(name, med_f, *base_freed, p99_f,
+				      *base_freed);
 		}
 	}
 	stop_holder(holder);
@@ -695,13 +700,11 @@ static void monitor_rate(const char *arena, int burst)
 			bench_line(name, matched / reps, "reports/s",
 				   matched / waits);
 		}
-		snprintf(name, sizeof(name),
-			 "vm_monitor_%s_exit_to_report_median", what);
-		bench_line(name, rep_med, "us", wt_med);
-		snprintf(name, sizeof(name),
-			 "vm_monitor_%s_exit_to_report_p99", what);
-		bench_line(name, bench_p99(rep, (int)matched), "us",
-			   bench_p99(wt, (int)matched));
+		snprintf(name, sizeof(name), "vm_monitor_%s_exit_to_report",
+			 what);
+		bench_med_p99(name, rep_med, wt_med,
+			      bench_p99(rep, (int)matched),
+			      bench_p99(wt, (int)matched));
 	} else {
 		printf("bench vm_monitor_%s_exit_to_report SKIP %ld reports matched a waitpid()\n",
 		       what, matched);
@@ -922,12 +925,10 @@ static void thread_exit(const char *arena, int fill, double *base_med,
 		*base_med = res.freed_med;
 		*base_p99 = res.freed_p99;
 	}
-	snprintf(name, sizeof(name), "vm_thread_exit_to_freed_%s_%d_filled_median",
+	snprintf(name, sizeof(name), "vm_thread_exit_to_freed_%s_%d_filled",
 		 arena, fill);
-	bench_line(name, res.freed_med, "us", *base_med);
-	snprintf(name, sizeof(name), "vm_thread_exit_to_freed_%s_%d_filled_p99",
-		 arena, fill);
-	bench_line(name, res.freed_p99, "us", *base_p99);
+	bench_med_p99(name, res.freed_med, *base_med, res.freed_p99,
+		      *base_p99);
 out:
 	while (nf > 0)
 		stop_holder(fillers[--nf]);

@@ -38,17 +38,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "actrack.h"
-#include "test_harness.h"
+#include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
 #include "snapshot_helpers.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(ACTRACK_UNDER_TSAN)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
 
 #define NGINX		"/usr/sbin/nginx"
 #define BODY		"hello from nginx under actrack\n"
@@ -60,7 +51,7 @@
 
 static const char *skip_reason(void)
 {
-#ifdef UNDER_SANITIZER
+#ifdef VM_UNDER_SANITIZER
 	return "sanitizer build: its runtime cannot be preloaded into nginx";
 #endif
 	if (sizeof(void *) != 8)
@@ -403,41 +394,13 @@ static int epoll_fd_of(pid_t pid)
 	return n == 1 ? found : -1;
 }
 
-/* Is @pid tracked (a process record in the module's arena) with its only
- * thread in an io-wait on @fd? */
-static bool waits_on(pid_t pid, int fd)
-{
-	struct actrack_snapshot *snap;
-	bool found = false;
-
-	if (actrack_snapshot_take(NULL, 0, &snap))
-		return false;
-	for (uint32_t i = 0; i < snap->nr_processes; i++) {
-		const struct actrack_snap_process *p = &snap->processes[i];
-
-		if (p->pid != (uint32_t)pid || !p->has_record ||
-		    p->nr_threads != 1)
-			continue;
-		for (uint32_t k = 0; k < p->threads[0].nr_activities; k++) {
-			const struct actrack_snap_activity *a =
-				&p->threads[0].activities[k];
-
-			if (a->a.type == ACTRACK_ACT_IO_WAIT &&
-			    a->a.object == (uint64_t)fd)
-				found = true;
-		}
-	}
-	actrack_snapshot_free(snap);
-	return found;
-}
-
 /* Until @pid is tracked and waits in epoll_wait; its epoll fd, or -1. */
 static int wait_in_epoll(pid_t pid)
 {
 	for (int i = 0; i < TRIES; i++) {
 		int ep = epoll_fd_of(pid);
 
-		if (ep >= 0 && waits_on(pid, ep))
+		if (ep >= 0 && vm_in_io_wait(pid, ep, true))
 			return ep;
 		usleep(TRY_US);
 	}

@@ -23,17 +23,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "actrack.h"
-#include "test_harness.h"
+#include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
 #include "snapshot_helpers.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(ACTRACK_UNDER_TSAN)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
 
 static char abba[PATH_MAX];
 static char arena[256];
@@ -55,7 +46,7 @@ static const char *setup(const char *tag)
 	char *slash;
 	ssize_t n;
 
-#ifdef UNDER_SANITIZER
+#ifdef VM_UNDER_SANITIZER
 	return "sanitizer build: its runtime cannot be preloaded into an "
 	       "uninstrumented program";
 #endif
@@ -263,11 +254,12 @@ TEST(static_is_refused)
 }
 
 /*
- * `actrack hangs` until it reports a deadlock (the threads may still be
- * on their way into the second lock when the program says it is
- * deadlocked): at most 50 tries, each one snapshot pair.
+ * `actrack hangs` until it exits with @status (any if negative) and its
+ * output holds @text (the threads may still be on their way into their
+ * waits when the program says they are there): at most 50 tries, each
+ * one snapshot pair.  Return: 0 with @r to free, or -1.
  */
-static int hangs_until_deadlock(struct run *r)
+static int hangs_until(struct run *r, int status, const char *text)
 {
 	char *argv[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
 			 NULL };
@@ -275,7 +267,8 @@ static int hangs_until_deadlock(struct run *r)
 	for (int i = 0; i < 50; i++) {
 		if (run_cli(r, NULL, argv))
 			return -1;
-		if (r->status == 3 && strstr(r->out, "DEADLOCK:"))
+		if ((status < 0 || r->status == status) &&
+		    strstr(r->out, text))
 			return 0;
 		run_free(r);
 		usleep(200 * 1000);
@@ -293,7 +286,7 @@ TEST(deadlock_between_threads_is_named)
 	SETUP("threads");
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
-	ASSERT_EQ(0, hangs_until_deadlock(&r));
+	ASSERT_EQ(0, hangs_until(&r, 3, "DEADLOCK:"));
 	kill_job(&j);
 	dl = strstr(r.out, "DEADLOCK:");
 	ASSERT_NE(NULL, dl);
@@ -320,7 +313,7 @@ TEST(deadlock_between_processes_is_named)
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
-	ASSERT_EQ(0, hangs_until_deadlock(&r));
+	ASSERT_EQ(0, hangs_until(&r, 3, "DEADLOCK:"));
 	kill_job(&j);
 	dl = strstr(r.out, "DEADLOCK:");
 	ASSERT_NE(NULL, dl);
@@ -359,12 +352,10 @@ TEST(python_threads_show_waiting)
 		"t.join()\n";
 	char *argv[] = { "actrack", "run", "--", "/usr/bin/python3", "-c",
 			 (char *)prog, NULL };
-	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
-			  NULL };
 	char buf[256];
 	struct job j;
 	struct run r;
-	int i, n = 0;
+	int ret, n = 0;
 
 	SETUP("python");
 	if (access("/usr/bin/python3", X_OK))
@@ -373,15 +364,9 @@ TEST(python_threads_show_waiting)
 		SKIP(return, "this build's preload is 32-bit, python3 is not");
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
-	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
-		if (strstr(r.out, "3 hung threads"))
-			break;
-		run_free(&r);
-		usleep(200 * 1000);
-	}
+	ret = hangs_until(&r, -1, "3 hung threads");
 	kill_job(&j);
-	ASSERT_LT(i, 50);
+	ASSERT_EQ(0, ret);
 	EXPECT_EQ(3, r.status);
 	for (const char *p = r.out; (p = strstr(p, "waiting ")); p++)
 		n += !strncmp(strstr(p, " for ") ?: "", " for event 0x", 13);
@@ -442,30 +427,6 @@ TEST(no_follow_leaves_children_alone)
 	teardown();
 }
 
-/* Is process @pid's first thread in an io-wait on @fd (module arena)? */
-static bool in_io_wait(pid_t pid, int fd)
-{
-	struct actrack_snapshot *s;
-	bool found = false;
-
-	if (actrack_snapshot_take(NULL, 0, &s))
-		return false;
-	for (uint32_t i = 0; i < s->nr_processes; i++) {
-		const struct actrack_snap_process *p = &s->processes[i];
-
-		if (p->pid != (uint32_t)pid || !p->nr_threads)
-			continue;
-		for (uint32_t k = 0; k < p->threads[0].nr_activities; k++)
-			if (p->threads[0].activities[k].a.type ==
-			    ACTRACK_ACT_IO_WAIT &&
-			    p->threads[0].activities[k].a.object ==
-			    (uint64_t)fd)
-				found = true;
-	}
-	actrack_snapshot_free(s);
-	return found;
-}
-
 /*
  * With the module, an unmodified program killed while it waits leaves a
  * death report that says what it was doing, at its own code.
@@ -486,7 +447,7 @@ TEST(death_report_names_the_wait)
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "waiting", buf, sizeof(buf)));
 	/* It prints, then reads: wait for the read to be on its stack. */
-	for (i = 0; i < 500 && !in_io_wait(j.pid, 0); i++)
+	for (i = 0; i < 500 && !vm_in_io_wait(j.pid, 0, false); i++)
 		usleep(10 * 1000);
 	ASSERT_LT(i, 500);
 	kill(j.pid, SIGKILL);
@@ -519,25 +480,17 @@ TEST(death_report_names_the_wait)
 TEST(join_names_an_untracked_thread)
 {
 	char *argv[] = { "actrack", "run", "--", abba, "join", NULL };
-	char *hangs[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
-			  NULL };
 	char buf[256], *w;
 	struct job j;
 	struct run r;
-	int i;
+	int ret;
 
 	SETUP("join");
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "joining", buf, sizeof(buf)));
-	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, run_cli(&r, NULL, hangs));
-		if (r.status == 3)
-			break;
-		run_free(&r);
-		usleep(200 * 1000);
-	}
+	ret = hangs_until(&r, 3, "");
 	kill_job(&j);
-	ASSERT_LT(i, 50);
+	ASSERT_EQ(0, ret);
 	EXPECT_NE(NULL, strstr(r.out, "1 hung thread"));
 	w = strstr(r.out, " for tid ");
 	ASSERT_NE(NULL, w);

@@ -67,6 +67,44 @@ static void bt_ready(int slot)
 	__atomic_fetch_add(&bt_sh->ready, 1, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Poll every @poll_us until @n threads are ready or @seconds passed.
+ * Return: how many are.
+ */
+static int bt_wait_ready(int n, int seconds, useconds_t poll_us)
+{
+	uint64_t end = vm_mono_ns() + (uint64_t)seconds * 1000000000ULL;
+
+	while (__atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST) < n &&
+	       vm_mono_ns() < end)
+		usleep(poll_us);
+	return __atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * NAME_level2 and NAME_level1: the two frames above NAME_level3 in one
+ * thread's backtrace.  Each thread needs its own (the test finds them by
+ * name); each does work after its call, so that neither is a tail call.
+ * It ends in a declaration, so that a use ends in a semicolon.
+ */
+#define BT_CALLERS(name, type)						\
+	NOINLINE static int name##_level2(type x)			\
+	{								\
+		int r = name##_level3(x);				\
+									\
+		bt_sink = r;						\
+		return r + 1;						\
+	}								\
+									\
+	NOINLINE static int name##_level1(type x)			\
+	{								\
+		int r = name##_level2(x);				\
+									\
+		bt_sink = r;						\
+		return r + 1;						\
+	}								\
+	NOINLINE static int name##_level1(type x)
+
 NOINLINE static int cond_level3(int x)
 {
 	bt_ready(0);
@@ -76,21 +114,7 @@ NOINLINE static int cond_level3(int x)
 	return x;
 }
 
-NOINLINE static int cond_level2(int x)
-{
-	int r = cond_level3(x + 1);
-
-	bt_sink = r;
-	return r + 1;
-}
-
-NOINLINE static int cond_level1(int x)
-{
-	int r = cond_level2(x + 1);
-
-	bt_sink = r;
-	return r + 1;
-}
+BT_CALLERS(cond, int);
 
 NOINLINE static int read_level3(int x)
 {
@@ -103,21 +127,7 @@ NOINLINE static int read_level3(int x)
 	return x + c;
 }
 
-NOINLINE static int read_level2(int x)
-{
-	int r = read_level3(x + 1);
-
-	bt_sink = r;
-	return r + 1;
-}
-
-NOINLINE static int read_level1(int x)
-{
-	int r = read_level2(x + 1);
-
-	bt_sink = r;
-	return r + 1;
-}
+BT_CALLERS(read, int);
 
 NOINLINE static int spin_level3(int x)
 {
@@ -127,21 +137,7 @@ NOINLINE static int spin_level3(int x)
 	return x;
 }
 
-NOINLINE static int spin_level2(int x)
-{
-	int r = spin_level3(x + 1);
-
-	bt_sink = r;
-	return r + 1;
-}
-
-NOINLINE static int spin_level1(int x)
-{
-	int r = spin_level2(x + 1);
-
-	bt_sink = r;
-	return r + 1;
-}
+BT_CALLERS(spin, int);
 
 NOINLINE static void *bt_thread_main(void *arg)
 {
@@ -194,21 +190,7 @@ NOINLINE static int main_level3(enum bt_mode mode)
 	return c;
 }
 
-NOINLINE static int main_level2(enum bt_mode mode)
-{
-	int r = main_level3(mode);
-
-	bt_sink = r;
-	return r + 1;
-}
-
-NOINLINE static int main_level1(enum bt_mode mode)
-{
-	int r = main_level2(mode);
-
-	bt_sink = r;
-	return r + 1;
-}
+BT_CALLERS(main, enum bt_mode);
 
 NOINLINE static void bt_victim_main(enum bt_mode mode)
 {
@@ -270,62 +252,54 @@ FIXTURE_TEARDOWN(bt)
 }
 
 /*
+ * Write @val to the cgroup file @dir/@file.  Return: 0, -errno when it
+ * does not open, -EIO when the write fails or falls short.
+ */
+static int bt_cg_write(const char *dir, const char *file, const char *val)
+{
+	size_t n = strlen(val);
+	char path[128];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, n) == (ssize_t)n ? 0 : -EIO;
+	close(fd);
+	return ret;
+}
+
+/*
  * A memory cgroup of 48 MiB without swap, at @dir.  Return: 0, or -errno
  * (no cgroup2 or no memory controller: the caller skips).
  */
 static int bt_memcg(char *dir, size_t len)
 {
 	const char *root = "/sys/fs/cgroup";
-	char path[128];
 	struct stat st;
-	int fd;
+	int ret;
 
 	if (stat("/sys/fs/cgroup/cgroup.controllers", &st) &&
 	    mount("none", root, "cgroup2", 0, NULL))
 		return -errno;
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "+memory", 7) != 7) {
-		close(fd);
-		return -ENOTSUP;
-	}
-	close(fd);
+	ret = bt_cg_write(root, "cgroup.subtree_control", "+memory");
+	if (ret)
+		return ret == -EIO ? -ENOTSUP : ret;
 	snprintf(dir, len, "%s/actrack-bt-%d", root, getpid());
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
-	snprintf(path, sizeof(path), "%s/memory.max", dir);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "50331648", 8) != 8) {
-		close(fd);
-		return -EIO;
-	}
-	close(fd);
-	snprintf(path, sizeof(path), "%s/memory.swap.max", dir);
-	fd = open(path, O_WRONLY);
-	if (fd >= 0) {
-		if (write(fd, "0", 1) != 1)
-			;	/* no swap accounting: no swap either */
-		close(fd);
-	}
+	ret = bt_cg_write(dir, "memory.max", "50331648");
+	if (ret)
+		return ret;
+	/* Best effort: without swap accounting there is no swap to limit. */
+	bt_cg_write(dir, "memory.swap.max", "0");
 	return 0;
 }
 
 static int bt_join_cg(const char *dir)
 {
-	char path[128];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, "0", 1) == 1;
-	close(fd);
-	return ok ? 0 : -1;
+	return bt_cg_write(dir, "cgroup.procs", "0") ? -1 : 0;
 }
 
 /* The lines of thread @tid's part of the report of @pid in @out. */
@@ -447,7 +421,6 @@ static void bt_run(struct __test_metadata *_metadata,
 	struct actrack_death *d = NULL;
 	int status, mon_out;
 	char *out;
-	uint64_t end;
 	pid_t mon;
 
 	mon = bt_monitor_start(&mon_out);
@@ -461,11 +434,7 @@ static void bt_run(struct __test_metadata *_metadata,
 		bt_victim_main(mode);
 	}
 	close(bt_go[0]);
-	end = vm_mono_ns() + 20000000000ULL;
-	while (__atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST) <
-	       BT_THREADS + 1 && vm_mono_ns() < end)
-		usleep(1000);
-	ASSERT_EQ(BT_THREADS + 1, bt_sh->ready);
+	ASSERT_EQ(BT_THREADS + 1, bt_wait_ready(BT_THREADS + 1, 20, 1000));
 	/* Each is now in (or about to enter) its innermost function. */
 	usleep(100000);
 	if (mode == BT_KILL) {
@@ -476,11 +445,7 @@ static void bt_run(struct __test_metadata *_metadata,
 	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
 	ASSERT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(signo, WTERMSIG(status));
-	end = vm_mono_ns() + 10000000000ULL;
-	while (!(d = vm_find_death(self->ds, self->pid)) &&
-	       vm_mono_ns() < end)
-		actrack_monitor_dispatch(self->m, 100, vm_keep_death,
-					 self->ds);
+	d = vm_wait_death(self->m, self->ds, self->pid, 10000);
 	ASSERT_NE(NULL, d) TH_LOG("no death report for %d", self->pid);
 	self->pid = -1;
 	EXPECT_EQ(signo, d->signal);
@@ -613,7 +578,6 @@ TEST_F_TIMEOUT(bt, wild_sp_and_small_stack, 120)
 	struct actrack_death *d = NULL;
 	char *block;
 	struct run r;
-	uint64_t end;
 	int status;
 
 	VM_SETUP_SKIPPED();
@@ -627,21 +591,13 @@ TEST_F_TIMEOUT(bt, wild_sp_and_small_stack, 120)
 		bt_edges_main();
 	}
 	close(bt_go[0]);
-	end = vm_mono_ns() + 20000000000ULL;
-	while (__atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST) < 3 &&
-	       vm_mono_ns() < end)
-		usleep(1000);
-	ASSERT_EQ(3, bt_sh->ready);
+	ASSERT_EQ(3, bt_wait_ready(3, 20, 1000));
 	usleep(100000);
 	ASSERT_EQ(1, write(bt_go[1], "g", 1));
 	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
 	ASSERT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(SIGILL, WTERMSIG(status));
-	end = vm_mono_ns() + 10000000000ULL;
-	while (!(d = vm_find_death(self->ds, self->pid)) &&
-	       vm_mono_ns() < end)
-		actrack_monitor_dispatch(self->m, 100, vm_keep_death,
-					 self->ds);
+	d = vm_wait_death(self->m, self->ds, self->pid, 10000);
 	ASSERT_NE(NULL, d);
 	self->pid = -1;
 	ASSERT_EQ(3, d->nr_stacks);
@@ -684,7 +640,6 @@ TEST_F_TIMEOUT(bt, wild_sp_and_small_stack, 120)
 TEST_F_TIMEOUT(bt, not_dumpable_keeps_its_stack, 120)
 {
 	struct actrack_death *d = NULL;
-	uint64_t end;
 	int status;
 
 	VM_SETUP_SKIPPED();
@@ -705,18 +660,10 @@ TEST_F_TIMEOUT(bt, not_dumpable_keeps_its_stack, 120)
 		pause();
 		_exit(0);
 	}
-	end = vm_mono_ns() + 20000000000ULL;
-	while (__atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST) < 2 &&
-	       vm_mono_ns() < end)
-		usleep(1000);
-	ASSERT_EQ(2, bt_sh->ready);
+	ASSERT_EQ(2, bt_wait_ready(2, 20, 1000));
 	ASSERT_EQ(0, kill(self->pid, SIGKILL));
 	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
-	end = vm_mono_ns() + 10000000000ULL;
-	while (!(d = vm_find_death(self->ds, self->pid)) &&
-	       vm_mono_ns() < end)
-		actrack_monitor_dispatch(self->m, 100, vm_keep_death,
-					 self->ds);
+	d = vm_wait_death(self->m, self->ds, self->pid, 10000);
 	ASSERT_NE(NULL, d);
 	self->pid = -1;
 	EXPECT_EQ(SIGKILL, d->signal);
@@ -750,7 +697,6 @@ TEST_F_TIMEOUT(bt, thousand_threads_die_at_once, 300)
 {
 	long cap = bt_param("stack_threads"), bytes = bt_param("stack_bytes");
 	struct actrack_death *d = NULL;
-	uint64_t end;
 	int status, many;
 
 	VM_SETUP_SKIPPED();
@@ -774,18 +720,10 @@ TEST_F_TIMEOUT(bt, thousand_threads_die_at_once, 300)
 		pause();
 		_exit(0);
 	}
-	end = vm_mono_ns() + 120000000000ULL;
-	while (__atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST) < many &&
-	       vm_mono_ns() < end)
-		usleep(10000);
-	ASSERT_EQ(many, bt_sh->ready);
+	ASSERT_EQ(many, bt_wait_ready(many, 120, 10000));
 	ASSERT_EQ(0, kill(self->pid, SIGKILL));
 	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
-	end = vm_mono_ns() + 60000000000ULL;
-	while (!(d = vm_find_death(self->ds, self->pid)) &&
-	       vm_mono_ns() < end)
-		actrack_monitor_dispatch(self->m, 100, vm_keep_death,
-					 self->ds);
+	d = vm_wait_death(self->m, self->ds, self->pid, 60000);
 	ASSERT_NE(NULL, d);
 	self->pid = -1;
 	EXPECT_EQ(SIGKILL, d->signal);

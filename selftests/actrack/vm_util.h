@@ -11,6 +11,8 @@
  *
  * Children never use ASSERT_* (it longjmps into the harness of the parent's
  * copy); they exit with a distinct code on failure instead.
+ *
+ * The `actrack run` tests (run_preload, run_nginx) use a few of them too.
  */
 #ifndef ACTRACK_VM_UTIL_H
 #define ACTRACK_VM_UTIL_H
@@ -43,6 +45,19 @@
 #include "arena.h"
 
 #define VM_UNUSED __attribute__((unused))
+
+/*
+ * VM_UNDER_SANITIZER: an ASan or TSan build.  Its runtime must come first
+ * in a process, so `actrack run` cannot preload it into an uninstrumented
+ * program: the run_* tests skip.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(ACTRACK_UNDER_TSAN)
+#define VM_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VM_UNDER_SANITIZER 1
+#endif
+#endif
 
 /* Skip (never pass) where the module is not there, e.g. on the host. */
 #define VM_REQUIRE_MODULE()						\
@@ -206,6 +221,38 @@ static VM_UNUSED void vm_own_cmdline(char *buf, size_t len)
 	for (i = 0; i < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
+}
+
+/*
+ * Is process @pid's first thread in an io-wait on @fd, as a snapshot of
+ * the module's arena shows it now?  With @sole, only if the process has
+ * its record and that thread is its only one.
+ */
+static VM_UNUSED bool vm_in_io_wait(pid_t pid, int fd, bool sole)
+{
+	struct actrack_snapshot *s;
+	bool found = false;
+
+	if (actrack_snapshot_take(NULL, 0, &s))
+		return false;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->pid != (uint32_t)pid || !p->nr_threads)
+			continue;
+		if (sole && (!p->has_record || p->nr_threads != 1))
+			continue;
+		for (uint32_t k = 0; k < p->threads[0].nr_activities; k++) {
+			const struct actrack_snap_activity *a =
+				&p->threads[0].activities[k];
+
+			if (a->a.type == ACTRACK_ACT_IO_WAIT &&
+			    a->a.object == (uint64_t)fd)
+				found = true;
+		}
+	}
+	actrack_snapshot_free(s);
+	return found;
 }
 
 /* ---------------------------------------------------------------------- */
