@@ -22,7 +22,8 @@
 #                        PREEMPT_RT: scripts/debug-kernel)
 #   make module          actrack.ko against KERNELDIR (default: running kernel)
 #   make demo            the main job (see README.md)
-#   make bench           benchmarks with their in-run baselines
+#   make bench           benchmarks with their in-run baselines (the
+#                        host's, then the module's in a VM: bench-vm)
 #   make fuzz            libFuzzer, every target (fuzz/fuzz.mk), FUZZ_SECONDS
 #                        each; check-fuzz: 15 s each, for CI
 #   make check-tsan      make check's TSan pass alone: host tests and
@@ -367,23 +368,24 @@ demo: all
 
 include fuzz/fuzz.mk
 
-# The kernel's cost, as ratios inside one boot of the 6.12 VM (optional,
-# slow: TCG): bench/vm/vmbench.c, packed as the only program of its own
-# build directory.  VMBENCH="monitor threadexit" runs only those sections
-# (default: all of them: cost, latency, monitor, threadexit, stacks).
+# The kernel's cost, as ratios inside one boot of the 6.12 VM (slow: TCG,
+# about 90 s): bench/vm/vmbench.c, packed as the only program of its own
+# build directory.  make bench runs it last; bench-vm runs it alone.
+# VMBENCH="monitor threadexit" runs only those sections (default: all of
+# them: cost, latency, monitor, threadexit, stacks).
 $(O)/bench-vm/examples/vmbench: bench/vm/vmbench.c bench/bench.h $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
-.PHONY: bench-vm
-bench-vm: $(O)/bench-vm/examples/vmbench
-	scripts/vmtest --kernel $${ACTRACK_BENCH_KERNEL:-6.12} \
-		--build-dir $(O)/bench-vm --timeout 4200 --test-timeout 3600 \
-		--run "vmbench $(VMBENCH)"
 
 # Every figure one line "bench NAME value= unit= baseline= ratio=" (see
-# bench/run and docs/benchmarks.md); callgrind and LTTng-UST included.
-bench: benches cli $(if $(LTTNG_UST),$(O)/bench/lttng_ust)
+# bench/run and docs/benchmarks.md); callgrind, LTTng-UST, nginx and the
+# VM's figures included.
+bench: benches cli $(O)/bench-vm/examples/vmbench \
+		$(if $(LTTNG_UST),$(O)/bench/lttng_ust)
 	bench/run $(O)
+.PHONY: bench-vm
+bench-vm: $(O)/bench-vm/examples/vmbench
+	BENCH_SECTIONS=vm bench/run $(O)
 
 # make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=...]:
 # library, headers, pkg-config file, CLI and man pages (the module: `make
