@@ -10,7 +10,14 @@
 #include "vm_util.h"
 
 #define MODULE_NAME	"actrack"
+/*
+ * Load/unload cycles per case; on a slow kernel (ACTRACK_SLOW_KERNEL,
+ * test_harness.h) divided, at least 2: on debug-rt a module load alone
+ * takes seconds and 8 cycles of attached_processes_then_unload outlasted
+ * the case's 120 s limit.
+ */
 #define CYCLES		8
+#define MIN_CYCLES	2
 
 static int unload(void)
 {
@@ -89,8 +96,10 @@ FIXTURE_TEARDOWN(reload)
 
 TEST_F(reload, mappings_pin_the_module_across_cycles)
 {
+	int cycles = actrack_test_scaled(CYCLES, MIN_CYCLES);
+
 	VM_SETUP_SKIPPED();
-	for (int cycle = 0; cycle < CYCLES; cycle++) {
+	for (int cycle = 0; cycle < cycles; cycle++) {
 		struct actrack_arena_header *h;
 		struct mapping m;
 
@@ -120,8 +129,10 @@ TEST_F(reload, mappings_pin_the_module_across_cycles)
 
 TEST_F(reload, attached_processes_then_unload)
 {
+	int cycles = actrack_test_scaled(CYCLES, MIN_CYCLES);
+
 	VM_SETUP_SKIPPED();
-	for (int cycle = 0; cycle < CYCLES; cycle++) {
+	for (int cycle = 0; cycle < cycles; cycle++) {
 		pid_t pids[4];
 		int status;
 
@@ -204,7 +215,8 @@ static void opener(volatile int *hold, unsigned int pause_us)
  * checks dmesg), and every cycle unloads and loads again.
  *
  * On a debug kernel (ACTRACK_SLOW_KERNEL=d, test_harness.h) the cycles are
- * divided by d (at least 10).  The tries and the openers' pause are times,
+ * divided by d (at least 5: 10 on debug, 5 on debug-rt, where 10 cycles
+ * outlasted the case's 280 s limit).  The tries and the openers' pause are times,
  * not counts: an exit and an open/map/close there take 10-35 times longer,
  * so both are multiplied by d.  Even so, on the debug kernel under TCG the
  * two openers hold the module nearly all the time (unloads right after a
@@ -215,7 +227,7 @@ static void opener(volatile int *hold, unsigned int pause_us)
 TEST_F_TIMEOUT(reload, kills_during_unload_and_reload, 280)
 {
 	int cycle, unloaded = 0, busy = 0, fails = 0, stopped = 0;
-	int reloads = actrack_test_scaled(RELOADS, 10);
+	int reloads = actrack_test_scaled(RELOADS, 5);
 	int slow = actrack_test_slowness();
 	volatile int *hold;
 	pid_t openers[2];
