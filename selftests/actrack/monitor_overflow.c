@@ -136,6 +136,14 @@ static void flood(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, setsockopt(actrack_monitor_fd(self->m), SOL_SOCKET,
 				SO_RCVBUF, &one, sizeof(one)));
 
+	/*
+	 * The counters are read before the report that starts the count:
+	 * the kernel counts a report as sent after genlmsg_unicast()
+	 * returns, so a reader can hold a report the counters do not show
+	 * yet (once in CI: 81 reports counted for 80 deaths).  That first
+	 * report is counted out below: it reached us, so it was sent.
+	 */
+	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st0));
 	/* A report heard before the flood: the number to count from. */
 	first = tracked_exit(3);
 	ASSERT_LT(0, first);
@@ -147,7 +155,6 @@ static void flood(struct __test_metadata *_metadata,
 
 	pids = calloc((size_t)n, sizeof(*pids));
 	ASSERT_NE(NULL, pids);
-	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st0));
 	for (i = 0; i < n; i++) {
 		pids[i] = tracked_exit(i % 100);
 		ASSERT_LT(0, pids[i]) TH_LOG("child %d", i);
@@ -166,14 +173,14 @@ static void flood(struct __test_metadata *_metadata,
 	for (;;) {
 		ASSERT_EQ(0, actrack_monitor_stats(self->m, &st1));
 		want = st1.reports_sent + st1.reports_dropped -
-		       st0.reports_sent - st0.reports_dropped;
+		       st0.reports_sent - st0.reports_dropped - 1;
 		if (want >= (uint64_t)n || vm_mono_ns() >= end)
 			break;
 		usleep(10000);
 	}
 	/* We are the only subscriber: one report per death. */
 	ASSERT_EQ((uint64_t)n, want);
-	*sent = st1.reports_sent - st0.reports_sent;
+	*sent = st1.reports_sent - st0.reports_sent - 1;
 	/* Some were dropped, or there is nothing to test. */
 	ASSERT_LT(0, st1.reports_dropped - st0.reports_dropped);
 
