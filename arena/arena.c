@@ -268,18 +268,25 @@ int actrack_arena_check(struct actrack_arena *a)
 	if (a->size < ACTRACK_ARENA_MIN_SIZE || a->size > ACTRACK_ARENA_MAX_SIZE ||
 	    a->size % ACTRACK_BLOCK_ALIGN)
 		return -EUCLEAN;
+	/*
+	 * Other processes may be appending while we look: an append carves
+	 * its block (freeptr) before it links it (queue.next, tailptr).  So
+	 * read the links first, with acquire, and freeptr after them: it is
+	 * then past every block they name.  Read the other way round, a
+	 * healthy arena looks corrupt.
+	 */
+	qnext = at_load_acquire(&h->queue.next);
+	tailptr = at_load_acquire(&h->tailptr);
 	freeptr = at_load(&h->freeptr);
 	if (freeptr < ACTRACK_ARENA_HEADER_SIZE || freeptr > a->size ||
 	    freeptr % ACTRACK_BLOCK_ALIGN)
 		return -EUCLEAN;
-	tailptr = at_load(&h->tailptr);
 	if (tailptr != ACTRACK_REF_QUEUE &&
 	    (tailptr < ACTRACK_ARENA_HEADER_SIZE || tailptr >= freeptr ||
 	     tailptr % ACTRACK_BLOCK_ALIGN))
 		return -EUCLEAN;
 	if (at_load(&h->queue.cookie) != ACTRACK_BLOCK_COOKIE)
 		return -EUCLEAN;
-	qnext = at_load(&h->queue.next);
 	if (qnext != ACTRACK_REF_QUEUE &&
 	    (qnext < ACTRACK_ARENA_HEADER_SIZE || qnext >= freeptr ||
 	     qnext % ACTRACK_BLOCK_ALIGN))

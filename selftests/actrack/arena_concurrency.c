@@ -1467,4 +1467,41 @@ TEST(interleave_two_appends)
 	ASSERT_LT(10, k);
 }
 
+/* --- a process attaching while another appends --------------------------- */
+
+/*
+ * actrack_arena_check() runs in every process that maps an arena others
+ * are already using (four children of one parent attaching at once, or
+ * `actrack dump` on a busy arena).  An append in the middle of it moves
+ * freeptr, then the list's head and tail: a check that read freeptr
+ * before them saw a tail past its end and called a healthy arena corrupt
+ * (-EUCLEAN; the 6.1 VM's vm_reload, 2026-12-02).  From an empty arena
+ * the append moves all three.
+ */
+TEST(interleave_check_with_append)
+{
+	struct inter x;
+	int k, injected, after = 0;
+
+	if (!HAVE_WATCH || watch_install())
+		SKIP(return, "needs x86-64 single-stepping, not under TSan");
+	FOR_EACH_K(x, k, injected) {
+		ASSERT_EQ(0, tarena_format(&x.t, ACTRACK_ARENA_MIN_SIZE, NULL));
+		x.other = x.t.a;
+		x.new_ref = 0;
+		watch_begin(&x.t, k, act_append, &x);
+		ASSERT_EQ(0, actrack_arena_check(&x.t.a)) {
+			TH_LOG("injection point %d", k);
+		}
+		injected = watch_end();
+		if (injected) {
+			ASSERT_NE(0U, x.new_ref);
+			after++;
+		}
+		tarena_free(&x.t);
+	}
+	TH_LOG("%d injection points, an append at each", after);
+	ASSERT_LT(3, after);
+}
+
 TEST_HARNESS_MAIN
