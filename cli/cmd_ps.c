@@ -39,6 +39,13 @@ int cmd_ps(int argc, char **argv)
 			fputs("-", stdout);
 		fputc('\n', stdout);
 	}
+	/* On stderr: the table stays a table for scripts. */
+	if (s->header.lost_records)
+		fprintf(stderr, "actrack: warning: %u records were not "
+			"written, the arena was full: some processes or "
+			"threads are missing here (actrack stats; "
+			"actrack collect frees dead processes' records)\n",
+			s->header.lost_records);
 	actrack_snapshot_free(s);
 	return ferror(stdout) ? 1 : 0;
 }

@@ -24,6 +24,7 @@
 
 #define PRELOAD_NAME	"libactrack-preload.so"
 #define ENV_NO_FOLLOW	"ACTRACK_RUN_NO_FOLLOW"	/* read by the preload */
+#define ENV_NOTICE	"ACTRACK_RUN_NOTICE"	/* read by the preload */
 
 #ifndef ACTRACK_LIBDIR
 #define ACTRACK_LIBDIR	"/usr/local/lib"
@@ -232,6 +233,9 @@ int cmd_run(int argc, char **argv)
 	ret = set_ld_preload(lib);
 	if (!ret && cli.arena)
 		ret = setenv(ACTRACK_ENV_ARENA, cli.arena, 1) ? -errno : 0;
+	/* One line on stderr if the program cannot be tracked. */
+	if (!ret)
+		ret = setenv(ENV_NOTICE, "1", 1) ? -errno : 0;
 	if (!ret)
 		ret = follow ? (unsetenv(ENV_NO_FOLLOW) ? -errno : 0) :
 			       (setenv(ENV_NO_FOLLOW, "1", 1) ? -errno : 0);

@@ -52,6 +52,10 @@ int cmd_save(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	out = argv[optind];
+	if (!*out)
+		return cli_usage_error("save", "save: OUTPUT is an empty file "
+				       "name (give a path, or '-' for "
+				       "standard output)");
 	if (!strcmp(out, "-") && isatty(STDOUT_FILENO)) {
 		cli_errorf("-: standard output is a terminal: refusing to "
 			   "write a binary image to it");

@@ -104,6 +104,11 @@ int cmd_stats(int argc, char **argv)
 	printf("corrupt:   %s\n", s->corrupt ? "yes" : "no");
 	printf("flags:     ");
 	print_flags(s->header.flags);
+	/* ABI 1.4: what a full arena cost (zeros in an older arena). */
+	printf("lost:      %u records (the arena was full)\n",
+	       s->header.lost_records);
+	printf("reclaimed: %u records of dead processes\n",
+	       s->header.reclaimed_records);
 	printf("abi:       %u.%u\n", s->header.abi_major, s->header.abi_minor);
 	/* Only the live module arena has module counters to go with it. */
 	if (!cli.arena && (s->header.flags & ACTRACK_ARENA_KERNEL))

@@ -137,8 +137,22 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 		snprintf(buf, len, "not a regular file");
 		return buf;
 	case ENOENT:
-		if (strcmp(path, ACTRACK_DEVICE_PATH))
-			break;
+		if (strcmp(path, ACTRACK_DEVICE_PATH)) {
+			char def[PATH_MAX];
+			const char *env = getenv(ACTRACK_ENV_ARENA);
+
+			/* Only the default arena's absence is news: a
+			 * named one is simply missing. */
+			if (cli.arena || (env && *env) ||
+			    actrack_arena_path(NULL, def, sizeof(def)) !=
+			    ACTRACK_BACKEND_FILE || strcmp(def, path))
+				break;
+			snprintf(buf, len, "no arena yet: nothing has run "
+				 "under actrack as uid %u since boot (start "
+				 "one with `actrack run -- PROGRAM`, or load "
+				 "actrack.ko)", (unsigned int)getuid());
+			return buf;
+		}
 		/* The module makes an arena for a uid's first writer and
 		 * takes its memory back when nothing uses it. */
 		snprintf(buf, len, "no arena for this uid (no tracked process "

@@ -150,51 +150,101 @@ static void file_header_template(struct actrack_arena_header *h)
 }
 
 /*
- * Create a file arena atomically: build it completely under a temporary
- * name, then link() it into place.  link() fails with EEXIST if another
- * process won the race, and then we use theirs; nobody ever maps a
- * half-formatted arena.
+ * Reserve every block of [0, @size) of @fd now, so that a store into the
+ * mapping can never fault for want of space: on a full tmpfs, a page first
+ * touched through a shared mapping kills the writer with SIGBUS, and the
+ * writer is the program we are a guest in.  ENOSPC and EDQUOT here are a
+ * failed attach, which the program survives untracked.
+ */
+static int reserve_blocks(int fd, off_t size)
+{
+	int err;
+
+	do
+		err = posix_fallocate(fd, 0, size);
+	while (err == EINTR);
+	return -err;
+}
+
+/* An unnamed file in @path's directory (O_TMPFILE), or -errno. */
+static int open_unnamed(const char *path)
+{
+	char dir[300];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path),
+			  path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Create a file arena atomically: build it completely (every block
+ * reserved, the header formatted) in a file with no name, then link() it
+ * into place.  link() fails with EEXIST if another process won the race,
+ * and then we use theirs; nobody ever maps a half-formatted arena, and a
+ * creator killed half way leaves nothing behind.  Where the filesystem has
+ * no O_TMPFILE, a unique temporary name stands in; it is unlinked on every
+ * path we return by.
  */
 static int create_file_arena(const char *path, uint32_t size)
 {
 	struct actrack_arena_header tmpl;
 	struct actrack_arena a;
-	char tmp[300];
+	char tmp[300], proc[64];
 	void *p;
 	int fd, ret;
 
 	if (size < ACTRACK_ARENA_MIN_SIZE || size > ACTRACK_ARENA_MAX_SIZE ||
 	    size % ACTRACK_BLOCK_ALIGN)
 		return -EINVAL;
-	/* A unique temporary name: a stale one from a crashed creator with
-	 * our pid must not stop us. */
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, size) < 0) {
-		ret = -errno;
-		goto err_unlink;
+	fd = open_unnamed(path);
+	if (fd >= 0) {
+		tmp[0] = 0;
+	} else if (fd == -EOPNOTSUPP || fd == -EISDIR || fd == -EINVAL) {
+		/* A unique name: a stale one from a crashed creator with
+		 * our pid must not stop us. */
+		fd = mkostemp(tmp, O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	} else {
+		return fd;
 	}
+	ret = reserve_blocks(fd, size);
+	if (ret)
+		goto out;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
-		goto err_unlink;
+		goto out;
 	}
 	a = (struct actrack_arena){ .base = p, .size = size, .writable = true };
 	file_header_template(&tmpl);
 	ret = actrack_arena_format(&a, &tmpl);
 	munmap(p, size);
 	if (ret)
-		goto err_unlink;
-	if (link(tmp, path) < 0 && errno != EEXIST) {
-		ret = -errno;
-		goto err_unlink;
+		goto out;
+	if (tmp[0]) {
+		ret = link(tmp, path) < 0 && errno != EEXIST ? -errno : 0;
+	} else {
+		/* linkat(AT_EMPTY_PATH) would need CAP_DAC_READ_SEARCH;
+		 * the /proc link of the descriptor needs nothing. */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		ret = linkat(AT_FDCWD, proc, AT_FDCWD, path,
+			     AT_SYMLINK_FOLLOW) < 0 && errno != EEXIST ?
+		      -errno : 0;
 	}
-	ret = 0;
-err_unlink:
-	unlink(tmp);
+out:
+	if (tmp[0])
+		unlink(tmp);
 	close(fd);
 	return ret;
 }
@@ -242,6 +292,16 @@ int __actrack_map_file(const char *path, bool writable, bool create,
 	if (st.st_size > ACTRACK_ARENA_MAX_SIZE) {
 		ret = -EFBIG;
 		goto err_close;
+	}
+	/*
+	 * A writer needs every block behind its stores (see reserve_blocks()):
+	 * an arena made sparse (by an older actrack, or by hand) gets them
+	 * now, or is refused.  Only a file with fewer blocks than bytes asks.
+	 */
+	if (writable && (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+		ret = reserve_blocks(fd, st.st_size);
+		if (ret)
+			goto err_close;
 	}
 	p = mmap(NULL, (size_t)st.st_size,
 		 PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);

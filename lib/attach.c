@@ -129,18 +129,59 @@ uint32_t __actrack_pid_ns_of(const char *who)
 	return (uint32_t)st.st_ino;
 }
 
+/*
+ * A file arena that an allocation found full: nobody frees a dead
+ * process's records there but its readers and writers, so free those of
+ * every provably dead owner (the rule of `actrack collect`) and say
+ * whether that made room worth a second try.  At most once a second per
+ * process: an arena full of live processes stays full.
+ */
+static bool reclaim_dead(struct actrack_arena *a)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_arena_header *h = a->base;
+	struct actrack_collect_stats st;
+	uint64_t now = __actrack_coarse_ns();
+	uint64_t last = __atomic_load_n(&p->full_collect_ns, __ATOMIC_RELAXED);
+
+	if (p->map.backend != ACTRACK_BACKEND_FILE ||
+	    (last && now - last < ACTRACK__FULL_COLLECT_NS) ||
+	    !__atomic_compare_exchange_n(&p->full_collect_ns, &last, now,
+					 false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return false;
+	if (__actrack_collect_dead(a, &st) || !st.records_freed)
+		return false;
+	__atomic_fetch_add(&h->reclaimed_records, st.records_freed,
+			   __ATOMIC_RELAXED);
+	return true;
+}
+
 uint32_t __actrack_alloc_owned(struct actrack_arena *a, uint32_t type,
 			       uint32_t size, uint32_t tid, void **payload)
 {
 	struct actrack_proc *p = &__actrack_proc;
+	struct actrack_arena_header *h = a->base;
 	struct actrack_owner o = {
 		.pid = p->pid,
 		.tid = tid,
 		.pid_ns = p->pid_ns,
 		.start_ticks = p->start_ticks,
 	};
+	uint32_t ref, flags;
 
-	return actrack_arena_alloc_owned(a, type, size, &o, payload);
+	ref = actrack_arena_alloc_owned(a, type, size, &o, payload);
+	if (ref || !a->writable)
+		return ref;
+	flags = __atomic_load_n(&h->flags, __ATOMIC_RELAXED);
+	if (!(flags & ACTRACK_ARENA_FULL) || (flags & ACTRACK_ARENA_CORRUPT))
+		return 0;
+	if (reclaim_dead(a))
+		ref = actrack_arena_alloc_owned(a, type, size, &o, payload);
+	/* Said in `actrack stats` and `actrack ps`: never lost silently. */
+	if (!ref)
+		__atomic_fetch_add(&h->lost_records, 1, __ATOMIC_RELAXED);
+	return ref;
 }
 
 uint32_t __actrack_publish_owner(struct actrack_owner *o, uint32_t tid)
@@ -250,6 +291,20 @@ static int attach_locked(const struct actrack_opts *opts)
 	ret = register_identity();
 	if (ret)
 		return ret;
+	/*
+	 * exec() keeps the pid and its start time: records with our identity
+	 * are the previous image's (a wrapper script that exec()ed us), which
+	 * no module freed for a file arena.  Ours replace them.
+	 */
+	if (p->map.backend == ACTRACK_BACKEND_FILE) {
+		struct actrack_owner_key self = {
+			.pid = p->pid, .pid_ns = p->pid_ns,
+			.start_ticks = p->start_ticks,
+		};
+
+		actrack_arena_free_owned_by(__actrack_arena(), &self, NULL,
+					    NULL);
+	}
 	ret = create_process_record();
 	if (ret)
 		return ret;

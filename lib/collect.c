@@ -15,11 +15,18 @@
  * collector's own pid namespace can be judged that way: /proc here says
  * nothing about pid 7 of a container, so those are kept and counted as
  * foreign.  Owners that recorded no namespace (0) are judged as local.
+ *
+ * The same collection runs inside an allocation that found a file arena
+ * full (__actrack_alloc_owned()), which may be a push from a signal
+ * handler that interrupted malloc(): so nothing here allocates from the
+ * heap (the owner list is an anonymous mapping, sorted in place) and
+ * nothing takes a lock; open() and read() of /proc are all it calls.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "internal.h"
 
 static int cmp_owner(const void *x, const void *y)
@@ -33,6 +40,39 @@ static int cmp_owner(const void *x, const void *y)
 	if (a->start_ticks != b->start_ticks)
 		return a->start_ticks < b->start_ticks ? -1 : 1;
 	return 0;
+}
+
+static void sift_down(struct actrack_owner_key *k, size_t root, size_t n)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+		struct actrack_owner_key t;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && cmp_owner(&k[child], &k[child + 1]) < 0)
+			child++;
+		if (cmp_owner(&k[root], &k[child]) >= 0)
+			return;
+		t = k[root];
+		k[root] = k[child];
+		k[child] = t;
+		root = child;
+	}
+}
+
+/* Heapsort: in place and O(n log n) always (qsort() may call malloc()). */
+static void sort_owners(struct actrack_owner_key *k, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(k, i, n);
+	for (size_t end = n; end-- > 1;) {
+		struct actrack_owner_key t = k[0];
+
+		k[0] = k[end];
+		k[end] = t;
+		sift_down(k, 0, end);
+	}
 }
 
 /*
@@ -65,7 +105,7 @@ static uint32_t list_owners(struct actrack_arena *a,
 			continue;
 		n++;
 	}
-	qsort(keys, n, sizeof(*keys), cmp_owner);
+	sort_owners(keys, n);
 	return n;
 }
 
@@ -74,11 +114,14 @@ int __actrack_collect_dead(struct actrack_arena *a,
 {
 	uint32_t self_ns = __actrack_pid_ns_of("self"), max, n;
 	struct actrack_owner_key *keys;
+	size_t len;
 
 	memset(st, 0, sizeof(*st));
 	max = actrack_arena_max_blocks(a);	/* <= 4 Mi: no overflow */
-	keys = malloc((max ? max : 1) * sizeof(*keys));
-	if (!keys)
+	len = (size_t)(max ? max : 1) * sizeof(*keys);
+	keys = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (keys == MAP_FAILED)
 		return -ENOMEM;
 	n = list_owners(a, keys, max);
 	for (uint32_t i = 0; i < n; i++) {
@@ -102,7 +145,7 @@ int __actrack_collect_dead(struct actrack_arena *a,
 			st->records_freed += (uint32_t)freed;
 		}
 	}
-	free(keys);
+	munmap(keys, len);
 	return 0;
 }
 

@@ -160,11 +160,17 @@ struct actrack_proc {
 	/* Counters for tests and for whoever debugs a silent library. */
 	uint32_t attach_attempts;	/* attach_locked() runs */
 	uint32_t tracker_failures;	/* tracker allocations that failed */
+	/* CLOCK_MONOTONIC_COARSE of the last collection a full file arena
+	 * made us run (atomic, relaxed): at most one per
+	 * ACTRACK__FULL_COLLECT_NS, so that an arena full of live processes
+	 * does not make every failed allocation scan /proc. */
+	uint64_t full_collect_ns;
 };
 extern struct actrack_proc __actrack_proc __actrack_hidden;
 
 #define ACTRACK__RETRY_MIN_NS	1000000000ULL	/* 1 s */
 #define ACTRACK__RETRY_MAX_NS	64000000000ULL	/* 64 s */
+#define ACTRACK__FULL_COLLECT_NS 1000000000ULL	/* 1 s */
 
 /*
  * Set while this thread runs a library slow path that must not be

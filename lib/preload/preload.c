@@ -37,6 +37,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,6 +61,8 @@
 /* The environment variable `actrack run --no-follow` sets: the process it
  * starts removes us from LD_PRELOAD, so its children run untracked. */
 #define ENV_NO_FOLLOW	"ACTRACK_RUN_NO_FOLLOW"
+/* Set by `actrack run`: say once on stderr when tracking cannot start. */
+#define ENV_NOTICE	"ACTRACK_RUN_NOTICE"
 #define PRELOAD_NAME	"libactrack-preload.so"
 
 static __thread unsigned int guard __attribute__((tls_model("initial-exec")));
@@ -855,9 +858,39 @@ out:
 	free(out);
 }
 
+/*
+ * `actrack run` asks (ENV_NOTICE) to be told once when tracking cannot
+ * start: one line on stderr, then the variable is gone, so that neither
+ * this program's children nor a second failure repeat it.  A program
+ * that preloads us by hand hears nothing: a guest does not write into its
+ * host's stderr unasked.
+ */
+static void notice_untracked(int err)
+{
+	const char *want = getenv(ENV_NOTICE);
+	char path[256], comm[16] = "";
+	int fd;
+
+	if (!want || !*want)
+		return;
+	unsetenv(ENV_NOTICE);
+	if (actrack_arena_path(NULL, path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "(unnamed)");
+	fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof(comm) - 1);
+
+		comm[n > 0 ? n - 1 : 0] = 0;
+		close(fd);
+	}
+	dprintf(STDERR_FILENO, "actrack: %s (pid %d) runs untracked: arena "
+		"%s: %s (actrack-run(1): ARENA)\n", comm, (int)getpid(), path,
+		strerror(-err));
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
-	int e = errno;
+	int e = errno, ret;
 	const char *nf;
 
 	guard++;
@@ -872,7 +905,9 @@ __attribute__((constructor)) static void preload_init(void)
 	 * code symbolizes even after it died) and give the main thread its
 	 * tracker; if that fails, pushes are dropped and retried later.
 	 */
-	actrack_thread_init(NULL);
+	ret = actrack_thread_init(NULL);
+	if (ret)
+		notice_untracked(ret);
 	guard--;
 	__atomic_store_n(&ready, 1, __ATOMIC_RELAXED);
 	errno = e;

@@ -173,6 +173,8 @@ TEST_F(golden, stats)
 		 "threads:   4 (0 torn)\n"
 		 "corrupt:   no\n"
 		 "flags:     -\n"
+		 "lost:      0 records (the arena was full)\n"
+		 "reclaimed: 0 records of dead processes\n"
 		 "abi:       %u.%u\n", self->path, ACTRACK_ABI_MAJOR,
 		 ACTRACK_ABI_MINOR);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));

@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	3
+#define ACTRACK_ABI_MINOR	4
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -93,7 +93,17 @@ struct actrack_arena_header {
 	 */
 	__u64 saved_mono_ns;
 	__u64 saved_real_ns;
-	__u32 reserved[33];	/* zero */
+	/*
+	 * Any process, atomic (fetch-add), ABI 1.4: what a full arena cost.
+	 * @lost_records counts allocations that failed for want of space
+	 * after the writer had reclaimed what it could (a thread, value or
+	 * process that is then not tracked); @reclaimed_records counts the
+	 * records of dead processes a writer freed to make room (file arenas:
+	 * nobody else frees a dead process's records there).
+	 */
+	__u32 lost_records;
+	__u32 reclaimed_records;
+	__u32 reserved[31];	/* zero */
 	/*
 	 * Any process, atomic (relaxed), a hint only: a block of the iterable
 	 * list where the last reclaim scan stopped, so that the next one goes
