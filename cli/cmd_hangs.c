@@ -42,13 +42,13 @@
 /* A node's verdict and the owner that decided it. */
 struct judged {
 	enum verdict v;
-	uint8_t state;			/* 0 new, 1 on the stack, 2 done */
+	uint8_t state;		/* 0 new, 1 on the stack, 2 done */
 	bool in_scope;
-	uint32_t next;			/* the owner that decided, or NO_NODE */
-	bool follow;			/* why is that owner's own verdict:
-					 * its chain goes on */
-	char why[192];			/* of the wait alone; or, with next,
-					 * what decided about that owner */
+	uint32_t next;		/* the owner that decided, or NO_NODE */
+	bool follow;		/* why is that owner's own verdict: its
+				 * chain goes on */
+	char why[192];		/* of the wait alone; or, with next, what
+				 * decided about that owner */
 };
 
 struct scope {
@@ -65,7 +65,7 @@ struct hangs {
 	uint32_t interval_ms;
 	bool other_boot;
 	bool saved_image;		/* one moment: no progress check */
-	bool live;			/* /proc shows the arena's processes */
+	bool live;			/* /proc shows its processes */
 	bool all;			/* --all: every judged wait */
 	bool unknown_is_hang;		/* --unknown-is-hang */
 	struct scope scope;
@@ -216,7 +216,7 @@ static bool in_scope(const struct hangs *h,
 	       (!sc->have_uid || uid_is(h, p, sc->uid));
 }
 
-/* ---- verdicts -------------------------------------------------------------- */
+/* ---- verdicts ------------------------------------------------------------ */
 
 /*
  * The wait-graph filter, for threads of the second snapshot: a wait (or a
@@ -321,8 +321,8 @@ static enum owner_state owner_state(struct hangs *h, uint32_t from,
 			return OWNER_PROGRESS;
 		case VERDICT_UNKNOWN:
 			if (o->next == NO_NODE)
-				snprintf(why, len, "waits, owner unknown: %.160s",
-					 o->why);
+				snprintf(why, len, "waits, owner unknown: "
+					 "%.160s", o->why);
 			else
 				snprintf(why, len, "waits, owner unknown");
 			return OWNER_UNKNOWN;
@@ -1198,7 +1198,8 @@ int cmd_hangs(int argc, char **argv)
 	h.min_age_ns = 1000000000ULL;
 	h.interval_ms = 200;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "i:p:c:ajsh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:p:c:ajsh", opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case OPT_FOR:
 			if (cli_parse_duration(optarg, &h.min_age_ns))

@@ -21,9 +21,9 @@ enum verdict {
 	VERDICT_UNKNOWN,	/* a long wait whose owner cannot be seen */
 	VERDICT_HANG,
 	VERDICT_DEADLOCK,
-	VERDICT_DEAD,		/* its process no longer runs: stale records */
-	VERDICT_STALE,		/* the thread is not in the recorded wait */
-	VERDICT_OWNED,		/* for tracked owners: the graph decides */
+	VERDICT_DEAD,		/* its process is gone: stale records */
+	VERDICT_STALE,		/* the thread is not in its wait */
+	VERDICT_OWNED,		/* for tracked owners: graph decides */
 };
 
 /* "idle", "blocked", "owner-unknown", "hang", "deadlock", "dead",
