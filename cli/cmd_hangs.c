@@ -274,6 +274,12 @@ static bool progressed(const struct hangs *h, uint32_t i, char *why,
 		snprintf(why, len, "it is using CPU");
 		return true;
 	}
+	/* Less CPU than a clock tick over the interval, yet on a CPU now
+	 * (a loaded machine): running is progress too. */
+	if (verdict_thread_runs(w->proc->pid, w->thread->tid)) {
+		snprintf(why, len, "it is running");
+		return true;
+	}
 	snprintf(why, len, "shows no progress (its activity stack and CPU "
 		 "time did not change over %u ms)", h->interval_ms);
 	return false;

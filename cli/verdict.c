@@ -146,6 +146,11 @@ static enum run_state look_once(uint32_t pid, uint32_t tid)
 	return *f == 'R' ? RS_RUNNING : RS_WAITING;
 }
 
+bool verdict_thread_runs(uint32_t pid, uint32_t tid)
+{
+	return look_once(pid, tid) == RS_RUNNING;
+}
+
 /* A thread woken a moment ago runs on its way back into its wait: only
  * three looks in a row that find it running prove it is not in it. */
 static enum run_state thread_state(uint32_t pid, uint32_t tid)

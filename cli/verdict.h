@@ -73,6 +73,10 @@ enum verdict verdict_of_wait(struct verdict_env *e,
  * /proc/PID/task/TID/stat.  Return: false if it cannot be read. */
 bool verdict_cpu_ticks(uint32_t pid, uint32_t tid, uint64_t *ticks);
 
+/* Thread @tid of @pid runs now (it is not in a system call, or its state
+ * is R): one look. */
+bool verdict_thread_runs(uint32_t pid, uint32_t tid);
+
 /*
  * verdict_untracked_runs() - a process wait whose process the arena does
  * not track (a child that never made a tracked call, say): does process
