@@ -172,10 +172,11 @@ static bool old_enough(const struct hangs *h, const struct actrack_activity *a)
 /* ---- scope: --pid, --comm, --uid ----------------------------------------- */
 
 /* The process's name as the kernel's comm: its main thread's name, else
- * its command's base name (15 bytes at most). */
+ * its command's base name (15 bytes at most; the snapshot joins argv
+ * with spaces, so argv[0] ends at the first one). */
 static bool comm_is(const struct actrack_snap_process *p, const char *comm)
 {
-	const char *arg0, *base;
+	size_t len, base = 0;
 
 	for (uint32_t i = 0; p->threads && i < p->nr_threads; i++)
 		if (p->threads[i].tid == p->pid)
@@ -183,10 +184,13 @@ static bool comm_is(const struct actrack_snap_process *p, const char *comm)
 					sizeof(p->threads[i].name));
 	if (!p->has_record)
 		return false;
-	arg0 = p->cmdline;
-	base = strrchr(arg0, '/');
-	base = base ? base + 1 : arg0;
-	return strnlen(base, 15) == strlen(comm) && !strncmp(base, comm, 15);
+	len = strcspn(p->cmdline, " ");
+	for (size_t i = 0; i < len; i++)
+		if (p->cmdline[i] == '/')
+			base = i + 1;
+	len -= base;
+	return (len > 15 ? 15 : len) == strlen(comm) &&
+	       !strncmp(p->cmdline + base, comm, strlen(comm));
 }
 
 static bool uid_is(const struct hangs *h, const struct actrack_snap_process *p,

@@ -705,6 +705,9 @@ TEST_F(hangs, scope_by_pid_comm_and_uid)
 	char *by_comm[] = { "actrack", "--arena", self->path, "hangs",
 			    "--for", "50ms", "-i", "100", "--comm",
 			    "no-such-comm", NULL };
+	char *by_our_comm[] = { "actrack", "--arena", self->path, "hangs",
+				"--for", "50ms", "-i", "100", "--comm",
+				"cli_hangs", NULL };
 	char *by_uid[] = { "actrack", "--arena", self->path, "hangs", "--for",
 			   "50ms", "-i", "100", "--uid", uid, NULL };
 	char *by_other_uid[] = { "actrack", "--arena", self->path, "hangs",
@@ -732,6 +735,11 @@ TEST_F(hangs, scope_by_pid_comm_and_uid)
 	ASSERT_EQ(0, run_cli(&self->r, NULL, by_comm));
 	EXPECT_EQ(0, self->r.status);
 	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
+	run_free(&self->r);
+	/* The writers are this program, forked: its comm. */
+	ASSERT_EQ(0, run_cli(&self->r, NULL, by_our_comm));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "4 hung threads, 2 deadlocks ("));
 	run_free(&self->r);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, by_uid));
 	EXPECT_EQ(3, self->r.status);

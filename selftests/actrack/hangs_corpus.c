@@ -8,7 +8,8 @@
  * sleeping in select(0, ...), an idle `python3 -m http.server`, a Python
  * program blocked in accept(), `sh -c 'sleep 60'`, a reaper in waitpid()
  * of a child that spins on the CPU, the records a SIGKILLed deadlock left
- * behind, a program in epoll_wait() on a listening socket.
+ * behind, a program in epoll_wait() on a listening socket, one in poll()
+ * with a timeout on a pipe only it could write to.
  * Real hangs: an ABBA deadlock between two threads, a thread joining a
  * thread that wants the lock it holds, an ABBA deadlock between two
  * processes on process-shared mutexes, Python's two-threading.Lock
@@ -451,6 +452,22 @@ TEST(epoll_on_a_listening_socket)
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "epoll_wait() on a listening socket", V_IDLE, 0, 0,
+		false);
+	stop(&j);
+	unlink(arena);
+}
+
+/* Only its own pipe could end the wait, but it has a timeout: a timer.
+ * (Without the timeout recorded it would be a wait owner unknown.) */
+TEST(poll_with_a_timeout)
+{
+	char *argv[] = { "actrack", "run", "--", prog, "timer", NULL };
+	struct job j;
+
+	SETUP("timer");
+	ASSERT_EQ(0, start(&j, argv, NULL));
+	ASSERT_TRUE(read_until(&j, "ready"));
+	measure(_metadata, "poll() with a timeout, own pipe", V_IDLE, 0, 0,
 		false);
 	stop(&j);
 	unlink(arena);

@@ -10,6 +10,8 @@
  *   hang_cases reaper    waitpid(-1) for a child that spins on the CPU.
  *   hang_cases epoll     epoll_wait() with no timeout on a listening
  *                        socket, as an idle server's event loop.
+ *   hang_cases timer     poll() with a 10 minute timeout on a pipe only
+ *                        it could write to: a timer, not a hang.
  *   hang_cases joinlock  the main thread holds a mutex and joins a
  *                        thread that wants it: a deadlock through a join.
  *   hang_cases sleeper   a thread sleeps forever holding a mutex that
@@ -17,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,6 +83,20 @@ static int run_epoll(void)
 	return 1;
 }
 
+static int run_timer(void)
+{
+	struct pollfd p = { .events = POLLIN };
+	int fds[2];
+
+	if (pipe(fds))
+		return 1;
+	p.fd = fds[0];
+	ready();
+	for (;;)
+		poll(&p, 1, 600 * 1000);
+	return 1;
+}
+
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *want_lock(void *arg)
@@ -130,7 +147,8 @@ int main(int argc, char **argv)
 		int (*run)(void);
 	} modes[] = {
 		{ "select", run_select }, { "reaper", run_reaper },
-		{ "epoll", run_epoll }, { "joinlock", run_joinlock },
+		{ "epoll", run_epoll }, { "timer", run_timer },
+		{ "joinlock", run_joinlock },
 		{ "sleeper", run_sleeper },
 	};
 
@@ -138,7 +156,7 @@ int main(int argc, char **argv)
 	     i++)
 		if (!strcmp(argv[1], modes[i].name))
 			return modes[i].run();
-	fprintf(stderr, "usage: hang_cases select|reaper|epoll|joinlock|"
-		"sleeper\n");
+	fprintf(stderr, "usage: hang_cases select|reaper|epoll|timer|"
+		"joinlock|sleeper\n");
 	return 2;
 }
