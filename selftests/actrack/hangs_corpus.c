@@ -574,6 +574,83 @@ TEST(lock_held_by_a_sleeper)
 	unlink(arena);
 }
 
+/* ---- looking does not change what is seen ------------------------------- */
+
+/* The start time of process @pid's innermost activity, or 0. */
+static uint64_t wait_start(pid_t pid)
+{
+	struct actrack_snapshot *s;
+	uint64_t t = 0;
+
+	if (actrack_snapshot_take(arena, ACTRACK_SNAP_ARENA_FILE, &s))
+		return 0;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->pid != (uint32_t)pid || p->nr_threads != 1 ||
+		    !p->threads[0].nr_activities)
+			continue;
+		t = p->threads[0].activities[p->threads[0].nr_activities - 1]
+			.a.time_ns;
+	}
+	actrack_snapshot_free(s);
+	return t;
+}
+
+/*
+ * `hangs --stacks` stops a thread it reports (here a wait only an eventfd
+ * nobody writes could end: owner unknown) with PTRACE_INTERRUPT, and
+ * Linux makes epoll_wait() fail with EINTR after such a stop (signal(7)):
+ * the program calls it again, and its wait must keep its start time, or
+ * every look would make the wait young again.
+ */
+TEST(stacks_keep_the_wait_start)
+{
+	char *argv[] = { "actrack", "run", "--", prog, "eventfd", NULL };
+	char *look_argv[] = { "actrack", "--arena", arena, "hangs", "--all",
+			      "--stacks", "--for", "1ms", "-i", "1", NULL };
+	uint64_t before, after;
+	struct job j;
+	struct run r;
+
+	SETUP("stacks");
+	ASSERT_EQ(0, start(&j, argv, NULL));
+	ASSERT_TRUE(read_until(&j, "ready"));
+	/* Until its wait is on its stack (the print comes first). */
+	for (int i = 0; i < TRIES; i++) {
+		struct look l;
+
+		ASSERT_EQ(0, look(&l, false));
+		if (l.verdicts == V_UNKNOWN)
+			break;
+		usleep(TRY_US);
+	}
+	before = wait_start(j.pid);
+	ASSERT_NE(0, before);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, run_cli(&r, NULL, look_argv));
+		if (strstr(r.err, "ptrace")) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", r.err);
+			run_free(&r);
+			stop(&j);
+			SKIP(return, "no ptrace here: %s", why);
+		}
+		/* Reported, so its backtrace was taken. */
+		EXPECT_NE(NULL, strstr(r.out, "    verdict: owner-unknown: "
+				       "only internal sources can end it: "
+				       "epoll fd "));
+		EXPECT_NE(NULL, strstr(r.out, "([eventfd] (fd "));
+		EXPECT_NE(NULL, strstr(r.out, "\n    backtrace:\n"));
+		run_free(&r);
+	}
+	after = wait_start(j.pid);
+	EXPECT_EQ(before, after);
+	stop(&j);
+	unlink(arena);
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 TEST(precision_and_recall)

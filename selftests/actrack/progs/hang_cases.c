@@ -12,6 +12,8 @@
  *                        socket, as an idle server's event loop.
  *   hang_cases timer     poll() with a 10 minute timeout on a pipe only
  *                        it could write to: a timer, not a hang.
+ *   hang_cases eventfd   epoll_wait() with no timeout on an eventfd
+ *                        nobody writes: a wait only an insider can end.
  *   hang_cases joinlock  the main thread holds a mutex and joins a
  *                        thread that wants it: a deadlock through a join.
  *   hang_cases sleeper   a thread sleeps forever holding a mutex that
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -97,6 +100,20 @@ static int run_timer(void)
 	return 1;
 }
 
+static int run_eventfd(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event out;
+	int e = eventfd(0, 0), ep = epoll_create1(0);
+
+	if (e < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev))
+		return 1;
+	ready();
+	for (;;)
+		epoll_wait(ep, &out, 1, -1);
+	return 1;
+}
+
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *want_lock(void *arg)
@@ -148,6 +165,7 @@ int main(int argc, char **argv)
 	} modes[] = {
 		{ "select", run_select }, { "reaper", run_reaper },
 		{ "epoll", run_epoll }, { "timer", run_timer },
+		{ "eventfd", run_eventfd },
 		{ "joinlock", run_joinlock },
 		{ "sleeper", run_sleeper },
 	};
@@ -157,6 +175,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], modes[i].name))
 			return modes[i].run();
 	fprintf(stderr, "usage: hang_cases select|reaper|epoll|timer|"
-		"joinlock|sleeper\n");
+		"eventfd|joinlock|sleeper\n");
 	return 2;
 }
