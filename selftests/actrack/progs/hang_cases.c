@@ -14,6 +14,9 @@
  *                        it could write to: a timer, not a hang.
  *   hang_cases eventfd   epoll_wait() with no timeout on an eventfd
  *                        nobody writes: a wait only an insider can end.
+ *   hang_cases pollpipe  poll() with no timeout on a pipe only it could
+ *                        write to.
+ *   hang_cases readpipe  read() of a pipe only it could write to.
  *   hang_cases joinlock  the main thread holds a mutex and joins a
  *                        thread that wants it: a deadlock through a join.
  *   hang_cases sleeper   a thread sleeps forever holding a mutex that
@@ -114,6 +117,34 @@ static int run_eventfd(void)
 	return 1;
 }
 
+static int run_pollpipe(void)
+{
+	struct pollfd p = { .events = POLLIN };
+	int fds[2];
+
+	if (pipe(fds))
+		return 1;
+	p.fd = fds[0];
+	ready();
+	for (;;)
+		poll(&p, 1, -1);
+	return 1;
+}
+
+static int run_readpipe(void)
+{
+	int fds[2];
+	char c;
+
+	if (pipe(fds))
+		return 1;
+	ready();
+	for (;;)
+		if (read(fds[0], &c, 1) < 0)
+			continue;
+	return 1;
+}
+
 static pthread_mutex_t the_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *want_lock(void *arg)
@@ -165,7 +196,8 @@ int main(int argc, char **argv)
 	} modes[] = {
 		{ "select", run_select }, { "reaper", run_reaper },
 		{ "epoll", run_epoll }, { "timer", run_timer },
-		{ "eventfd", run_eventfd },
+		{ "eventfd", run_eventfd }, { "pollpipe", run_pollpipe },
+		{ "readpipe", run_readpipe },
 		{ "joinlock", run_joinlock },
 		{ "sleeper", run_sleeper },
 	};
@@ -175,6 +207,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], modes[i].name))
 			return modes[i].run();
 	fprintf(stderr, "usage: hang_cases select|reaper|epoll|timer|"
-		"eventfd|joinlock|sleeper\n");
+		"eventfd|pollpipe|readpipe|joinlock|sleeper\n");
 	return 2;
 }
