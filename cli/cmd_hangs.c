@@ -430,7 +430,10 @@ static void judge_owned(struct hangs *h, uint32_t i)
 		snprintf(n->why, sizeof(n->why), "nothing can be checked");
 		return;
 	}
-	if (w->wait->a.type == ACTRACK_ACT_PROCESS_WAIT && b == e &&
+	/* No live tracked process to wait for (the records of the
+	 * children a shell ran before stay in a file arena): one that is
+	 * not tracked may be working. */
+	if (w->wait->a.type == ACTRACK_ACT_PROCESS_WAIT &&
 	    !cli_process_foreign(w->proc) &&
 	    verdict_untracked_runs(w->proc->pid, w->wait->a.object, n->why,
 				   sizeof(n->why))) {
@@ -1170,12 +1173,16 @@ static uint32_t nr_threads(const struct actrack_snapshot *s)
 
 static int analyze(struct hangs *h)
 {
+	uint32_t n;
 	int ret;
 
 	verdict_env_init(&h->env, h->cur, h->live);
-	h->nodes = calloc((size_t)nr_threads(h->cur) + 1, sizeof(*h->nodes));
+	n = nr_threads(h->cur);
+	h->nodes = calloc((size_t)n + 1, sizeof(*h->nodes));
 	if (!h->nodes)
 		return -ENOMEM;
+	for (uint32_t i = 0; i <= n; i++)
+		h->nodes[i].next = NO_NODE;
 	ret = wg_build(&h->g, h->cur, judge_wait, h);
 	if (!ret)
 		ret = judge_all(h);

@@ -7,7 +7,9 @@
  *
  *   hang_cases select    sleeps in select(0, NULL, NULL, NULL, timeout),
  *                        as PostgreSQL's pg_usleep() does.
- *   hang_cases reaper    waitpid(-1) for a child that spins on the CPU.
+ *   hang_cases reaper    waitpid(-1) for a child that spins on the CPU
+ *                        (and never makes a tracked call), after an
+ *                        earlier child that did has exited.
  *   hang_cases epoll     epoll_wait() with no timeout on a listening
  *                        socket, as an idle server's event loop.
  *   hang_cases timer     poll() with a 10 minute timeout on a pipe only
@@ -57,6 +59,16 @@ static int run_reaper(void)
 	volatile unsigned long n = 0;
 	pid_t pid = fork();
 
+	/* First a child that makes a tracked call and leaves without the
+	 * library's exit handlers: its records stay, as those of the
+	 * commands a shell ran before. */
+	if (pid == 0) {
+		usleep(1);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+		return 1;
+	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (pid == 0)
