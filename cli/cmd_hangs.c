@@ -80,23 +80,32 @@ struct hangs {
 	uint32_t nr_hung, nr_unknown, nr_other;
 };
 
+/* Process @p of one snapshot in @s, another: the same pid, start time
+ * and pid namespace (two containers may each have a pid 7 started in the
+ * same tick). */
 static const struct actrack_snap_process *
-find_process(const struct actrack_snapshot *s, uint32_t pid,
-	     uint64_t start_ticks)
+find_process(const struct actrack_snapshot *s,
+	     const struct actrack_snap_process *p)
 {
 	uint32_t lo = 0, hi = s->nr_processes;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct actrack_snap_process *p = &s->processes[mid];
+		const struct actrack_snap_process *q = &s->processes[mid];
 
-		if (p->pid == pid && p->start_ticks == start_ticks)
-			return p;
-		if (p->pid < pid ||
-		    (p->pid == pid && p->start_ticks < start_ticks))
+		if (q->pid < p->pid ||
+		    (q->pid == p->pid && q->start_ticks < p->start_ticks))
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	for (; lo < s->nr_processes; lo++) {
+		const struct actrack_snap_process *q = &s->processes[lo];
+
+		if (q->pid != p->pid || q->start_ticks != p->start_ticks)
+			break;
+		if (q->pid_ns == p->pid_ns)
+			return q;
 	}
 	return NULL;
 }
@@ -140,7 +149,7 @@ prev_thread(const struct hangs *h, const struct actrack_snap_process *p,
 {
 	const struct actrack_snap_process *op;
 
-	op = find_process(h->prev, p->pid, p->start_ticks);
+	op = find_process(h->prev, p);
 	if (opp)
 		*opp = op;
 	return op ? find_thread(op, t->tid) : NULL;
@@ -310,9 +319,14 @@ static enum owner_state owner_state(struct hangs *h, uint32_t from,
 	char p[160];
 
 	*follow = false;
-	if (!h->live || cli_process_foreign(w->proc)) {
+	if (!h->live) {
 		snprintf(why, len, "cannot be checked");
 		return OWNER_STUCK;
+	}
+	if (cli_process_foreign(w->proc)) {
+		snprintf(why, len, "is in another pid namespace: its progress "
+			 "cannot be checked");
+		return OWNER_UNKNOWN;
 	}
 	if (!cli_process_running(w->proc))
 		return OWNER_GONE;
@@ -610,8 +624,9 @@ static bool process_gone(const struct hangs *h,
 {
 	uint64_t ticks;
 
-	/* Only meaningful on the boot the arena comes from. */
-	if (h->other_boot)
+	/* Only meaningful on the boot the arena comes from, for a process
+	 * our /proc can show. */
+	if (h->other_boot || cli_process_foreign(p))
 		return false;
 	return actrack_read_start_ticks((pid_t)p->pid, &ticks) ||
 	       ticks != p->start_ticks;
@@ -977,7 +992,7 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 	else
 		json_null(j);
 	json_key(j, "process_running");
-	if (h->other_boot)
+	if (h->other_boot || cli_process_foreign(w->proc))
 		json_null(j);
 	else
 		json_bool(j, !process_gone(h, w->proc));

@@ -557,7 +557,14 @@ enum verdict verdict_of_wait(struct verdict_env *e,
 	default:
 		return VERDICT_NONE;
 	}
-	snprintf(why, len, "%s: nothing can be checked", e->live ?
-		 "a process of another pid namespace" : "not a live arena");
+	/* Our /proc cannot show another pid namespace's process: not a
+	 * certain hang.  An image or another boot: nothing can be checked,
+	 * and a long wait is reported as one, as before verdicts. */
+	if (e->live) {
+		snprintf(why, len, "in another pid namespace: its /proc "
+			 "cannot be read");
+		return VERDICT_UNKNOWN;
+	}
+	snprintf(why, len, "not a live arena: nothing can be checked");
 	return VERDICT_HANG;
 }

@@ -59,9 +59,11 @@ void verdict_env_free(struct verdict_env *e);
  * pipe from outside the tracked processes can end, owner unknown for an
  * event wait and a wait that only internal sources (eventfd, signalfd, a
  * pipe between tracked processes, a file) can end, owned for a lock,
- * join or process wait.  Not live (a saved image, another boot): idle
- * for sleeps and timeouts, owned for what the graph can explain, else
- * hang (nothing can be checked, as before verdicts).
+ * join or process wait.  A process of another pid namespace: idle for
+ * sleeps and timeouts, owned, else owner unknown.  Not live (a saved
+ * image, another boot): idle for sleeps and timeouts, owned for what the
+ * graph can explain, else hang (nothing can be checked, as before
+ * verdicts).
  */
 enum verdict verdict_of_wait(struct verdict_env *e,
 			     const struct actrack_snap_process *p,

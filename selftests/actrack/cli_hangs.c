@@ -692,6 +692,34 @@ TEST_F(hangs, records_of_a_killed_deadlock_are_dead)
 	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
 }
 
+/* Its tracker says it lives in another pid namespace (a container of the
+ * same uid sharing the arena): our /proc cannot show it. */
+static void foreign_waiter(void *arg)
+{
+	actrack_thread_init("contained");
+	actrack_push_io_wait(9, 64);
+	actrack__tls.tracker->owner.pid_ns ^= 0x5a5a5a;
+}
+
+TEST_F(hangs, wait_in_another_pid_namespace_is_not_a_certain_hang)
+{
+	char *argv[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			 "50ms", "--interval", "100", NULL };
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  foreign_waiter, NULL));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "'contained' in process "));
+	/* Our /proc says nothing of it: not "no longer running". */
+	EXPECT_EQ(NULL, strstr(self->r.out, "no longer running"));
+	EXPECT_NE(NULL, strstr(self->r.out, "    verdict: owner-unknown: in "
+			       "another pid namespace: its /proc cannot be "
+			       "read\n"));
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads, 1 long wait "
+			       "with owner unknown ("));
+}
+
 /* ---- scope -------------------------------------------------------------- */
 
 TEST_F(hangs, scope_by_pid_comm_and_uid)
