@@ -435,6 +435,15 @@ TEST(sigkilled_deadlock)
 	strcpy(strrchr(abba, '/'), "/abba");
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "deadlocked"));
+	/* It prints before its threads block: first the deadlock seen. */
+	for (int i = 0; i < TRIES; i++) {
+		struct look l;
+
+		ASSERT_EQ(0, look(&l, false));
+		if (l.verdicts == (V_DEADLOCK | V_HANG))
+			break;
+		usleep(TRY_US);
+	}
 	/* `actrack run` execs the program: the same pid. */
 	kill(j.pid, SIGKILL);
 	stop(&j);
