@@ -4,25 +4,60 @@
  *
  * A wait that is merely long is not a hang: a thread reading a slow pipe
  * may sit in one io-wait for minutes while it keeps making progress.  So
- * we take two snapshots an interval apart and call a thread hung only if
- * its innermost activity is a wait older than the threshold AND its stack
- * did not move in between: same depth and the same innermost activity
- * (time, origin, object, info), so a thread that updates its wait
- * (actrack_change(): bytes read so far) or pushes and pops above it is
- * left alone.  The wait-for graph of the hung threads (waitgraph.c) then
- * names who holds what they wait for, and its cycles are deadlocks.
+ * we take two snapshots an interval apart and look only at threads whose
+ * innermost activity is a wait older than the threshold that did not move
+ * in between: same depth and the same innermost activity (time, origin,
+ * object, info), so a thread that updates its wait (actrack_change():
+ * bytes read so far) or pushes and pops above it is left alone.
+ *
+ * Each such wait then gets a verdict (verdict.c for one wait on its own:
+ * idle, owner unknown, dead, stale), and a wait for tracked owners (a
+ * lock's holders, a joined thread, a child) the verdict of its owners in
+ * the wait-for graph (waitgraph.c): a deadlock when it is in a cycle, a
+ * hang when an owner is hung or shows no progress (its activity stack and
+ * its CPU time did not change between the snapshots), blocked when an
+ * owner progresses; a join or process wait for an idle owner is idle.
+ * Only hangs and deadlocks are hangs (exit 3); long waits whose owner
+ * cannot be seen are listed apart.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "json.h"
 #include "render.h"
 #include "stacks.h"
 #include "symbolize.h"
+#include "verdict.h"
 #include "waitgraph.h"
+
+#define NO_NODE		UINT32_MAX
+#define MAX_HOPS	16
+#define MAX_PIDS	64
+
+/* A node's verdict and the owner that decided it. */
+struct judged {
+	enum verdict v;
+	uint8_t state;		/* 0 new, 1 on the stack, 2 done */
+	bool in_scope;
+	uint32_t next;		/* the owner that decided, or NO_NODE */
+	bool follow;		/* why is that owner's own verdict: its
+				 * chain goes on */
+	char why[192];		/* of the wait alone; or, with next, what
+				 * decided about that owner */
+};
+
+struct scope {
+	uint32_t nr_pids;
+	uint32_t pids[MAX_PIDS];
+	const char *comm;		/* NULL: any */
+	bool have_uid;
+	uint32_t uid;
+};
 
 struct hangs {
 	const struct actrack_snapshot *prev, *cur;
@@ -30,29 +65,47 @@ struct hangs {
 	uint32_t interval_ms;
 	bool other_boot;
 	bool saved_image;		/* one moment: no progress check */
+	bool live;			/* /proc shows its processes */
+	bool all;			/* --all: every judged wait */
+	bool unknown_is_hang;		/* --unknown-is-hang */
+	struct scope scope;
 	struct symbolizer *sym;
 	struct stacks *stacks;		/* --stacks, else NULL */
 	struct waitgraph g;
-	uint32_t nr_hung;
+	struct verdict_env env;
+	struct judged *nodes;		/* [g.nr_threads] */
+	uint64_t *prev_cpu;		/* CPU ticks of prev's threads, by
+					 * prev_first[process] + thread */
+	uint32_t *prev_first;
+	uint32_t nr_hung, nr_unknown, nr_other;
 };
 
+/* Process @p of one snapshot in @s, another: the same pid, start time
+ * and pid namespace (two containers may each have a pid 7 started in the
+ * same tick). */
 static const struct actrack_snap_process *
-find_process(const struct actrack_snapshot *s, uint32_t pid,
-	     uint64_t start_ticks)
+find_process(const struct actrack_snapshot *s,
+	     const struct actrack_snap_process *p)
 {
 	uint32_t lo = 0, hi = s->nr_processes;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct actrack_snap_process *p = &s->processes[mid];
+		const struct actrack_snap_process *q = &s->processes[mid];
 
-		if (p->pid == pid && p->start_ticks == start_ticks)
-			return p;
-		if (p->pid < pid ||
-		    (p->pid == pid && p->start_ticks < start_ticks))
+		if (q->pid < p->pid ||
+		    (q->pid == p->pid && q->start_ticks < p->start_ticks))
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	for (; lo < s->nr_processes; lo++) {
+		const struct actrack_snap_process *q = &s->processes[lo];
+
+		if (q->pid != p->pid || q->start_ticks != p->start_ticks)
+			break;
+		if (q->pid_ns == p->pid_ns)
+			return q;
 	}
 	return NULL;
 }
@@ -83,50 +136,479 @@ static bool same_activity(const struct actrack_activity *x,
 	       x->info == y->info;
 }
 
-/* The wait-graph filter: is this thread of the second snapshot hung? */
-static bool is_hung(const struct actrack_snap_process *p,
-		    const struct actrack_snap_thread *t, void *arg)
+static bool is_sleep_or_wait(uint8_t type)
 {
-	struct hangs *h = arg;
-	const struct actrack_snap_process *op;
-	const struct actrack_snap_thread *ot;
-	const struct actrack_activity *a;
+	return type == VERDICT_ACT_SLEEP || wg_is_wait(type);
+}
 
-	/* wg_build() only asks about stored, innermost waits. */
-	a = &t->activities[t->nr_activities - 1].a;
-	if (a->time_ns > h->now || h->now - a->time_ns < h->min_age_ns)
-		return false;
-	op = find_process(h->prev, p->pid, p->start_ticks);
-	ot = op ? find_thread(op, t->tid) : NULL;
+/* The same thread in the first snapshot, or NULL. */
+static const struct actrack_snap_thread *
+prev_thread(const struct hangs *h, const struct actrack_snap_process *p,
+	    const struct actrack_snap_thread *t,
+	    const struct actrack_snap_process **opp)
+{
+	const struct actrack_snap_process *op;
+
+	op = find_process(h->prev, p);
+	if (opp)
+		*opp = op;
+	return op ? find_thread(op, t->tid) : NULL;
+}
+
+/* Its stack did not move between the snapshots. */
+static bool unmoved(const struct hangs *h,
+		    const struct actrack_snap_process *p,
+		    const struct actrack_snap_thread *t)
+{
+	const struct actrack_snap_thread *ot = prev_thread(h, p, t, NULL);
+
 	/* New since the first snapshot, or unreadable then: not proven. */
-	if (!ot || ot->torn || ot->depth != t->depth ||
+	if (!ot || ot->torn || t->torn || ot->depth != t->depth ||
 	    ot->version != t->version ||
 	    ot->nr_activities != t->nr_activities)
 		return false;
-	return same_activity(&ot->activities[ot->nr_activities - 1].a, a);
+	if (!t->nr_activities)
+		return true;
+	return same_activity(&ot->activities[ot->nr_activities - 1].a,
+			     &t->activities[t->nr_activities - 1].a);
+}
+
+static bool old_enough(const struct hangs *h, const struct actrack_activity *a)
+{
+	return a->time_ns <= h->now && h->now - a->time_ns >= h->min_age_ns;
+}
+
+/* ---- scope: --pid, --comm, --uid ----------------------------------------- */
+
+/* The process's name as the kernel's comm: its main thread's name, else
+ * its command's base name (15 bytes at most; the snapshot joins argv
+ * with spaces, so argv[0] ends at the first one). */
+static bool comm_is(const struct actrack_snap_process *p, const char *comm)
+{
+	size_t len, base = 0;
+
+	for (uint32_t i = 0; p->threads && i < p->nr_threads; i++)
+		if (p->threads[i].tid == p->pid)
+			return !strncmp(p->threads[i].name, comm,
+					sizeof(p->threads[i].name));
+	if (!p->has_record)
+		return false;
+	len = strcspn(p->cmdline, " ");
+	for (size_t i = 0; i < len; i++)
+		if (p->cmdline[i] == '/')
+			base = i + 1;
+	len -= base;
+	return (len > 15 ? 15 : len) == strlen(comm) &&
+	       !strncmp(p->cmdline + base, comm, strlen(comm));
+}
+
+static bool uid_is(const struct hangs *h, const struct actrack_snap_process *p,
+		   uint32_t uid)
+{
+	char path[32];
+	struct stat st;
+
+	if (h->live && !cli_process_foreign(p)) {
+		snprintf(path, sizeof(path), "/proc/%u", p->pid);
+		if (!stat(path, &st))
+			return st.st_uid == uid;
+	}
+	/* Gone, or not ours to see: the arena's uid wrote it. */
+	return h->cur->header.uid == uid;
+}
+
+static bool in_scope(const struct hangs *h,
+		     const struct actrack_snap_process *p)
+{
+	const struct scope *sc = &h->scope;
+	bool pid_ok = !sc->nr_pids;
+
+	for (uint32_t i = 0; i < sc->nr_pids; i++)
+		pid_ok |= sc->pids[i] == p->pid;
+	return pid_ok && (!sc->comm || comm_is(p, sc->comm)) &&
+	       (!sc->have_uid || uid_is(h, p, sc->uid));
+}
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+/*
+ * The wait-graph filter, for threads of the second snapshot: a wait (or a
+ * sleep) older than the threshold that did not move gets its verdict on
+ * its own; only a wait for tracked owners gets the graph's edges.
+ */
+static enum wg_use judge_wait(const struct actrack_snap_process *p,
+			      const struct actrack_snap_thread *t,
+			      uint32_t node, void *arg)
+{
+	struct hangs *h = arg;
+	struct judged *n = &h->nodes[node];
+	const struct actrack_activity *a;
+
+	a = &t->activities[t->nr_activities - 1].a;
+	n->next = NO_NODE;
+	if (!is_sleep_or_wait(a->type) || !old_enough(h, a) ||
+	    (!h->saved_image && !unmoved(h, p, t)))
+		return WG_SKIP;
+	n->in_scope = in_scope(h, p);
+	n->v = verdict_of_wait(&h->env, p, t, a, n->why, sizeof(n->why));
+	if (n->v == VERDICT_NONE)
+		return WG_SKIP;
+	return n->v == VERDICT_OWNED ? WG_EDGES : WG_LIST;
+}
+
+/* Did thread @i do anything between the snapshots (or within the
+ * threshold): move its stack, start its innermost activity, use CPU? */
+static bool progressed(const struct hangs *h, uint32_t i, char *why,
+		       size_t len)
+{
+	const struct wg_thread *w = &h->g.threads[i];
+	const struct actrack_snap_process *op;
+	const struct actrack_snap_thread *ot;
+	uint64_t now_ticks;
+	char dur[32];
+
+	ot = prev_thread(h, w->proc, w->thread, &op);
+	if (!unmoved(h, w->proc, w->thread)) {
+		snprintf(why, len, "its activity stack moved");
+		return true;
+	}
+	if (w->thread->nr_activities &&
+	    !old_enough(h, &w->thread->activities[
+				w->thread->nr_activities - 1].a)) {
+		snprintf(why, len, "it started its current activity less "
+			 "than %s ago", cli_duration(dur, sizeof(dur),
+						     h->min_age_ns));
+		return true;
+	}
+	if (op && ot && verdict_cpu_ticks(w->proc->pid, w->thread->tid,
+					  &now_ticks) &&
+	    now_ticks != h->prev_cpu[h->prev_first[op - h->prev->processes] +
+				     (uint32_t)(ot - op->threads)]) {
+		snprintf(why, len, "it is using CPU");
+		return true;
+	}
+	/* Less CPU than a clock tick over the interval, yet on a CPU now
+	 * (a loaded machine): running is progress too. */
+	if (verdict_thread_runs(w->proc->pid, w->thread->tid)) {
+		snprintf(why, len, "it is running");
+		return true;
+	}
+	snprintf(why, len, "shows no progress (its activity stack and CPU "
+		 "time did not change over %u ms)", h->interval_ms);
+	return false;
+}
+
+/* What a waiter makes of one owner, best first. */
+enum owner_state {
+	OWNER_PROGRESS,
+	OWNER_IDLE,
+	OWNER_UNKNOWN,
+	OWNER_STUCK,		/* hung, deadlocked, or no progress */
+	OWNER_GONE,		/* its process no longer runs */
+};
+
+static enum owner_state owner_state(struct hangs *h, uint32_t from,
+				    uint32_t to, char *why, size_t len,
+				    bool *follow)
+{
+	const struct wg_thread *w = &h->g.threads[to];
+	const struct judged *o = &h->nodes[to];
+	bool lock = h->g.threads[from].wait->a.type ==
+		    ACTRACK_ACT_LOCK_ACQUIRE;
+	const struct actrack_activity *inner;
+	char p[160];
+
+	*follow = false;
+	if (!h->live) {
+		snprintf(why, len, "cannot be checked");
+		return OWNER_STUCK;
+	}
+	if (cli_process_foreign(w->proc)) {
+		snprintf(why, len, "is in another pid namespace: its progress "
+			 "cannot be checked");
+		return OWNER_UNKNOWN;
+	}
+	if (!cli_process_running(w->proc))
+		return OWNER_GONE;
+	if (w->wait && o->v != VERDICT_NONE) {
+		*follow = o->next != NO_NODE;
+		switch (o->v) {
+		case VERDICT_DEADLOCK:
+			snprintf(why, len, "is in a deadlock");
+			return OWNER_STUCK;
+		case VERDICT_HANG:
+			snprintf(why, len, "is hung");
+			return OWNER_STUCK;
+		case VERDICT_BLOCKED:
+			snprintf(why, len, "is blocked on an owner that "
+				 "progresses");
+			return OWNER_PROGRESS;
+		case VERDICT_UNKNOWN:
+			if (o->next == NO_NODE)
+				snprintf(why, len, "waits, owner unknown: "
+					 "%.160s", o->why);
+			else
+				snprintf(why, len, "waits, owner unknown");
+			return OWNER_UNKNOWN;
+		case VERDICT_DEAD:
+			return OWNER_GONE;
+		case VERDICT_IDLE:
+			/* A child or thread waiting for outside input is
+			 * what its parent or joiner waits for too; a lock
+			 * held across an idle wait is still held. */
+			if (!lock) {
+				if (o->next == NO_NODE)
+					snprintf(why, len, "is idle (%.160s)",
+						 o->why);
+				else
+					snprintf(why, len, "is idle");
+				return OWNER_IDLE;
+			}
+			break;
+		default:
+			break;
+		}
+		*follow = false;
+	}
+	if (progressed(h, to, p, sizeof(p))) {
+		snprintf(why, len, "makes progress: %s", p);
+		return OWNER_PROGRESS;
+	}
+	inner = w->thread->nr_activities && !w->thread->torn &&
+		w->thread->depth == w->thread->nr_activities ?
+		&w->thread->activities[w->thread->nr_activities - 1].a : NULL;
+	if (!lock && inner && inner->type == VERDICT_ACT_SLEEP) {
+		snprintf(why, len, "is idle (a sleep)");
+		return OWNER_IDLE;
+	}
+	if (lock && inner && inner->type == VERDICT_ACT_SLEEP)
+		snprintf(why, len, "sleeps holding it, and %s", p);
+	else
+		snprintf(why, len, "%s", p);
+	return OWNER_STUCK;
+}
+
+/* A wait for tracked owners, once the owners that are waits are done. */
+static void judge_owned(struct hangs *h, uint32_t i)
+{
+	struct judged *n = &h->nodes[i];
+	const struct wg_thread *w = &h->g.threads[i];
+	uint32_t b = wg_out_begin(&h->g, i), e = wg_out_end(&h->g, i);
+	enum owner_state best = OWNER_GONE;
+	char why[192];
+	bool follow;
+
+	n->next = NO_NODE;
+	if (w->in_cycle) {
+		n->v = VERDICT_DEADLOCK;
+		for (uint32_t k = b; k < e && n->next == NO_NODE; k++)
+			if (h->g.threads[h->g.edges[k].to].in_cycle)
+				n->next = h->g.edges[k].to;
+		snprintf(n->why, sizeof(n->why), "a cycle: deadlock");
+		n->follow = true;
+		return;
+	}
+	for (uint32_t k = b; k < e; k++) {
+		uint32_t to = h->g.edges[k].to;
+		enum owner_state st = owner_state(h, i, to, why, sizeof(why),
+						  &follow);
+
+		if (st < best || (st == best && n->next == NO_NODE &&
+				  st != OWNER_GONE)) {
+			best = st;
+			n->next = to;
+			n->follow = follow;
+			snprintf(n->why, sizeof(n->why), "%s", why);
+		}
+	}
+	switch (best) {
+	case OWNER_PROGRESS:
+		n->v = VERDICT_BLOCKED;
+		return;
+	case OWNER_IDLE:
+		n->v = VERDICT_IDLE;
+		return;
+	case OWNER_UNKNOWN:
+		n->v = VERDICT_UNKNOWN;
+		return;
+	case OWNER_STUCK:
+		n->v = VERDICT_HANG;
+		return;
+	case OWNER_GONE:
+		break;
+	}
+	n->next = NO_NODE;
+	/* No owner to look at: none is tracked, or all have exited. */
+	if (!h->live) {
+		n->v = VERDICT_HANG;
+		snprintf(n->why, sizeof(n->why), "nothing can be checked");
+		return;
+	}
+	/* No live tracked process to wait for (the records of the
+	 * children a shell ran before stay in a file arena): one that is
+	 * not tracked may be working. */
+	if (w->wait->a.type == ACTRACK_ACT_PROCESS_WAIT &&
+	    !cli_process_foreign(w->proc) &&
+	    verdict_untracked_runs(w->proc->pid, w->wait->a.object, n->why,
+				   sizeof(n->why))) {
+		n->v = VERDICT_BLOCKED;
+		return;
+	}
+	n->v = VERDICT_UNKNOWN;
+	switch (w->wait->a.type) {
+	case ACTRACK_ACT_LOCK_ACQUIRE:
+		snprintf(n->why, sizeof(n->why), "%s", b == e ?
+			 "no tracked thread holds the lock" :
+			 "its holders no longer run");
+		break;
+	case ACTRACK_ACT_THREAD_JOIN:
+		snprintf(n->why, sizeof(n->why), "%s", b == e ?
+			 "the thread is not tracked" :
+			 "the thread no longer runs");
+		break;
+	default:
+		snprintf(n->why, sizeof(n->why), "%s", b == e ?
+			 (w->wait->a.object ? "the process is not tracked" :
+			  "no tracked child") :
+			 "its tracked children no longer run");
+		break;
+	}
+}
+
+/* Every owned wait, owners first (an explicit stack: no recursion; the
+ * waits outside cycles form a DAG). */
+static int judge_all(struct hangs *h)
+{
+	uint32_t n = h->g.nr_threads, sp = 0;
+	uint32_t *stack = malloc(((size_t)n + 1) * sizeof(*stack));
+
+	if (!stack)
+		return -ENOMEM;
+	for (uint32_t r = 0; r < n; r++) {
+		if (h->nodes[r].v != VERDICT_OWNED || h->nodes[r].state)
+			continue;
+		stack[sp++] = r;
+		h->nodes[r].state = 1;
+		while (sp) {
+			uint32_t v = stack[sp - 1];
+			bool pushed = false;
+
+			for (uint32_t k = wg_out_begin(&h->g, v);
+			     !h->g.threads[v].in_cycle &&
+			     k < wg_out_end(&h->g, v); k++) {
+				uint32_t to = h->g.edges[k].to;
+
+				if (h->nodes[to].v == VERDICT_OWNED &&
+				    !h->nodes[to].state) {
+					h->nodes[to].state = 1;
+					stack[sp++] = to;
+					pushed = true;
+					break;
+				}
+			}
+			if (pushed)
+				continue;
+			judge_owned(h, v);
+			h->nodes[v].state = 2;
+			sp--;
+		}
+	}
+	free(stack);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct judged *j = &h->nodes[i];
+
+		if (!h->g.threads[i].wait || !j->in_scope)
+			continue;
+		if (j->v == VERDICT_HANG || j->v == VERDICT_DEADLOCK)
+			h->nr_hung++;
+		else if (j->v == VERDICT_UNKNOWN)
+			h->nr_unknown++;
+		else
+			h->nr_other++;
+	}
+	return 0;
+}
+
+static bool is_hung_node(const struct hangs *h, uint32_t i)
+{
+	const struct judged *j = &h->nodes[i];
+
+	return h->g.threads[i].wait && j->in_scope &&
+	       (j->v == VERDICT_HANG || j->v == VERDICT_DEADLOCK);
+}
+
+static bool cycle_in_scope(const struct hangs *h, const struct wg_cycle *c)
+{
+	for (uint32_t k = 0; k < c->nr; k++)
+		if (h->nodes[h->g.edges[c->edges[k]].from].in_scope)
+			return true;
+	return false;
+}
+
+/* CPU ticks of every thread of the first snapshot (live arenas). */
+static int sample_prev_cpu(struct hangs *h)
+{
+	const struct actrack_snapshot *s = h->prev;
+	uint64_t total = 0;
+
+	h->prev_first = calloc(s->nr_processes + 1, sizeof(*h->prev_first));
+	for (uint32_t k = 0; k < s->nr_processes; k++)
+		total += s->processes[k].nr_threads;
+	if (total >= UINT32_MAX)
+		return -ENOMEM;
+	h->prev_cpu = calloc(total + 1, sizeof(*h->prev_cpu));
+	if (!h->prev_first || !h->prev_cpu)
+		return -ENOMEM;
+	total = 0;
+	for (uint32_t k = 0; k < s->nr_processes; k++) {
+		const struct actrack_snap_process *p = &s->processes[k];
+		bool mine = h->live && !cli_process_foreign(p);
+
+		h->prev_first[k] = (uint32_t)total;
+		for (uint32_t i = 0; p->threads && i < p->nr_threads; i++) {
+			/* UINT64_MAX: unreadable, never equal to a reading */
+			if (!mine || !verdict_cpu_ticks(p->pid,
+							p->threads[i].tid,
+							&h->prev_cpu[total]))
+				h->prev_cpu[total] = UINT64_MAX;
+			total++;
+		}
+	}
+	return 0;
 }
 
 /* ---- text output --------------------------------------------------------- */
 
+static void fprint_thread_id(FILE *f, const struct wg_thread *w,
+			     bool with_process)
+{
+	fprintf(f, "%u '", w->thread->tid);
+	cli_print_escaped(f, w->thread->name, sizeof(w->thread->name));
+	fputc('\'', f);
+	if (with_process)
+		fprintf(f, " (process %u)", w->proc->pid);
+}
+
 static void print_thread_id(const struct wg_thread *w, bool with_process)
 {
-	printf("%u '", w->thread->tid);
-	cli_print_escaped(stdout, w->thread->name, sizeof(w->thread->name));
-	putchar('\'');
-	if (with_process)
-		printf(" (process %u)", w->proc->pid);
+	fprint_thread_id(stdout, w, with_process);
+}
+
+static void fprint_cmdline(FILE *f, const struct actrack_snap_process *p)
+{
+	if (!p->has_record || !p->cmdline[0])
+		return;
+	fputs(" (", f);
+	/* Long command lines would drown the diagnosis. */
+	cli_print_escaped(f, p->cmdline, 64);
+	if (strnlen(p->cmdline, sizeof(p->cmdline)) > 64)
+		fputs("...", f);
+	fputc(')', f);
 }
 
 static void print_cmdline(const struct actrack_snap_process *p)
 {
-	if (!p->has_record || !p->cmdline[0])
-		return;
-	fputs(" (", stdout);
-	/* Long command lines would drown the diagnosis. */
-	cli_print_escaped(stdout, p->cmdline, 64);
-	if (strnlen(p->cmdline, sizeof(p->cmdline)) > 64)
-		fputs("...", stdout);
-	putchar(')');
+	fprint_cmdline(stdout, p);
 }
 
 /* "thread 4244 'transfer-ba' in process 4240 (cmd)" */
@@ -142,8 +624,9 @@ static bool process_gone(const struct hangs *h,
 {
 	uint64_t ticks;
 
-	/* Only meaningful on the boot the arena comes from. */
-	if (h->other_boot)
+	/* Only meaningful on the boot the arena comes from, for a process
+	 * our /proc can show. */
+	if (h->other_boot || cli_process_foreign(p))
 		return false;
 	return actrack_read_start_ticks((pid_t)p->pid, &ticks) ||
 	       ticks != p->start_ticks;
@@ -173,7 +656,9 @@ static void print_targets(const struct hangs *h, uint32_t i)
 		fputs(": ", stdout);
 	} else if (type == ACTRACK_ACT_PROCESS_WAIT) {
 		if (b == e) {
-			fputs(" (not tracked, or no tracked threads)", stdout);
+			fputs(w->wait->a.object ? " (not tracked, or no "
+			      "tracked threads)" : " (no tracked child)",
+			      stdout);
 			return;
 		}
 		print_cmdline(g->threads[g->edges[b].to].proc);
@@ -198,6 +683,78 @@ static void print_targets(const struct hangs *h, uint32_t i)
 		      "the same address]", stdout);
 }
 
+/* One hop of a chain: "waits for lock L held by 124 'x'". */
+static void print_hop(FILE *f, const struct hangs *h, uint32_t from,
+		      uint32_t to)
+{
+	const struct wg_thread *w = &h->g.threads[from];
+	const struct wg_thread *t = &h->g.threads[to];
+	const struct actrack_activity *a = &w->wait->a;
+	bool other = w->proc != t->proc;
+	char obj[96];
+
+	switch (a->type) {
+	case ACTRACK_ACT_LOCK_ACQUIRE:
+		fprintf(f, "waits for %s held by ",
+			cli_activity_object(obj, sizeof(obj), a));
+		break;
+	case ACTRACK_ACT_THREAD_JOIN:
+		fputs("waits for the join of ", f);
+		break;
+	default:
+		fprintf(f, "waits for %s %u", a->object ? "process" :
+			"its child", t->proc->pid);
+		fprint_cmdline(f, t->proc);
+		fputs(", thread ", f);
+		other = false;
+		break;
+	}
+	fprint_thread_id(f, t, other);
+}
+
+/*
+ * The chain that justifies a verdict, from the waiter to the owner that
+ * decided: "waits for lock L held by 124 'b', which waits for the join of
+ * 123 'a': a cycle, deadlock"; or the wait's own reason.
+ */
+static void print_reason(FILE *f, const struct hangs *h, uint32_t i)
+{
+	uint32_t seen[MAX_HOPS], nr = 0, cur = i;
+
+	if (h->nodes[i].next == NO_NODE) {
+		fputs(h->nodes[i].why, f);
+		return;
+	}
+	for (;;) {
+		const struct judged *c = &h->nodes[cur];
+		uint32_t next = c->next;
+		bool loop = false;
+
+		seen[nr++] = cur;
+		print_hop(f, h, cur, next);
+		for (uint32_t k = 0; k < nr; k++)
+			loop |= seen[k] == next;
+		if (loop) {
+			fputs(": a cycle, deadlock", f);
+			break;
+		}
+		if (!c->follow || h->nodes[next].next == NO_NODE ||
+		    nr == MAX_HOPS) {
+			fprintf(f, ", which %s", c->why);
+			break;
+		}
+		fputs(", which ", f);
+		cur = next;
+	}
+}
+
+static void print_verdict(const struct hangs *h, uint32_t i)
+{
+	printf("    verdict: %s: ", verdict_name(h->nodes[i].v));
+	print_reason(stdout, h, i);
+	putchar('\n');
+}
+
 static void print_hung(const struct hangs *h, uint32_t i)
 {
 	const struct wg_thread *w = &h->g.threads[i];
@@ -219,7 +776,27 @@ static void print_hung(const struct hangs *h, uint32_t i)
 	if (process_gone(h, w->proc))
 		fputs(", process no longer running", stdout);
 	putchar('\n');
+	print_verdict(h, i);
 	stacks_print(h->stacks, h->sym, stdout, "    ", w->proc, w->thread->tid);
+}
+
+/* --all: a wait that is not a hang, in one line and its verdict. */
+static void print_other(const struct hangs *h, uint32_t i)
+{
+	const struct wg_thread *w = &h->g.threads[i];
+	const struct actrack_activity *a = &w->wait->a;
+	char dur[32], obj[96];
+
+	print_thread_full(w);
+	print_cmdline(w->proc);
+	if (a->type == VERDICT_ACT_SLEEP)
+		printf(": sleeping %s\n",
+		       cli_duration(dur, sizeof(dur), h->now - a->time_ns));
+	else
+		printf(": waiting %s for %s\n",
+		       cli_duration(dur, sizeof(dur), h->now - a->time_ns),
+		       cli_activity_object(obj, sizeof(obj), a));
+	print_verdict(h, i);
 }
 
 static void print_edge(const struct hangs *h, const struct wg_edge *e,
@@ -274,27 +851,63 @@ static void print_cycle(const struct hangs *h, const struct wg_cycle *c)
 		       "cycle is shown\n", c->component);
 }
 
+static int exit_status(const struct hangs *h)
+{
+	return h->nr_hung || (h->unknown_is_hang && h->nr_unknown) ?
+	       EXIT_HANGS : 0;
+}
+
 static int print_text(struct hangs *h)
 {
 	const struct waitgraph *g = &h->g;
+	uint32_t nr_cycles = 0;
 	char dur[32];
 
 	cli_print_time_note(stdout, h->cur, h->other_boot);
 	for (uint32_t i = 0; i < g->nr_threads; i++)
-		if (g->threads[i].wait)
+		if (is_hung_node(h, i))
 			print_hung(h, i);
-	if (h->nr_hung && g->nr_cycles)
-		putchar('\n');
-	for (uint32_t k = 0; k < g->nr_cycles; k++)
+	if (h->nr_unknown) {
+		if (h->nr_hung)
+			putchar('\n');
+		puts("long waits, owner unknown:");
+		for (uint32_t i = 0; i < g->nr_threads; i++)
+			if (g->threads[i].wait && h->nodes[i].in_scope &&
+			    h->nodes[i].v == VERDICT_UNKNOWN)
+				print_hung(h, i);
+	}
+	if (h->all && h->nr_other) {
+		if (h->nr_hung || h->nr_unknown)
+			putchar('\n');
+		puts("not hung:");
+		for (uint32_t i = 0; i < g->nr_threads; i++) {
+			const struct judged *j = &h->nodes[i];
+
+			if (g->threads[i].wait && j->in_scope &&
+			    j->v != VERDICT_HANG && j->v != VERDICT_DEADLOCK &&
+			    j->v != VERDICT_UNKNOWN)
+				print_other(h, i);
+		}
+	}
+	for (uint32_t k = 0; k < g->nr_cycles; k++) {
+		if (!cycle_in_scope(h, &g->cycles[k]))
+			continue;
+		if (!nr_cycles++ && (h->nr_hung || h->nr_unknown ||
+				     (h->all && h->nr_other)))
+			putchar('\n');
 		print_cycle(h, &g->cycles[k]);
+	}
 	if (g->truncated)
 		puts("note: too many wait edges; the graph was truncated");
 	if (h->nr_hung)
 		printf("%u hung thread%s, %u deadlock%s", h->nr_hung,
-		       h->nr_hung == 1 ? "" : "s", g->nr_cycles,
-		       g->nr_cycles == 1 ? "" : "s");
+		       h->nr_hung == 1 ? "" : "s", nr_cycles,
+		       nr_cycles == 1 ? "" : "s");
 	else
 		fputs("no hung threads", stdout);
+	if (h->nr_unknown)
+		printf(", %u long wait%s with owner unknown", h->nr_unknown,
+		       h->nr_unknown == 1 ? "" : "s");
 	printf(" (%u thread%s in %u process%s; waits older than %s, ",
 	       g->nr_threads, g->nr_threads == 1 ? "" : "s",
 	       h->cur->nr_processes, h->cur->nr_processes == 1 ? "" : "es",
@@ -305,7 +918,7 @@ static int print_text(struct hangs *h)
 		     "long wait there may still have been moving)");
 	else
 		printf("unchanged over %u ms)\n", h->interval_ms);
-	return ferror(stdout) ? 1 : h->nr_hung ? EXIT_HANGS : 0;
+	return ferror(stdout) ? 1 : exit_status(h);
 }
 
 /* ---- JSON output ---------------------------------------------------------- */
@@ -318,6 +931,48 @@ static void json_thread_ref(struct json *j, const struct wg_thread *w)
 	json_kv_u64(j, "tid", w->thread->tid);
 	json_kv_string(j, "name", w->thread->name, sizeof(w->thread->name));
 	json_object_end(j);
+}
+
+/* "reason": the text line's reason; "chain": its hops, waiter first. */
+static void json_reason(struct json *j, const struct hangs *h, uint32_t i)
+{
+	uint32_t seen[MAX_HOPS], nr = 0, cur = i;
+	char *text = NULL, desc[96];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		print_reason(f, h, i);
+		if (fclose(f))
+			len = 0;
+	}
+	json_kv_string(j, "reason", text && len ? text : "", len + 1);
+	free(text);
+	json_key(j, "chain");
+	json_array_begin(j);
+	while (h->nodes[cur].next != NO_NODE && nr < MAX_HOPS) {
+		const struct judged *c = &h->nodes[cur];
+		const struct actrack_activity *a = &h->g.threads[cur].wait->a;
+		bool loop = false;
+
+		seen[nr++] = cur;
+		json_object_begin(j);
+		json_key(j, "from");
+		json_thread_ref(j, &h->g.threads[cur]);
+		json_key(j, "to");
+		json_thread_ref(j, &h->g.threads[c->next]);
+		json_kv_string(j, "type", actrack_activity_name(a->type), 32);
+		json_kv_string(j, "description",
+			       cli_activity_object(desc, sizeof(desc), a),
+			       sizeof(desc));
+		json_object_end(j);
+		for (uint32_t k = 0; k < nr; k++)
+			loop |= seen[k] == c->next;
+		if (loop || !c->follow)
+			break;
+		cur = c->next;
+	}
+	json_array_end(j);
 }
 
 static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
@@ -337,7 +992,7 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 	else
 		json_null(j);
 	json_key(j, "process_running");
-	if (h->other_boot)
+	if (h->other_boot || cli_process_foreign(w->proc))
 		json_null(j);
 	else
 		json_bool(j, !process_gone(h, w->proc));
@@ -346,6 +1001,8 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 	/* The wait is the innermost stored activity (waitgraph.c). */
 	render_activity_json(&r, j, w->proc, w->thread,
 			     (uint32_t)(w->wait - w->thread->activities));
+	json_kv_string(j, "verdict", verdict_name(h->nodes[i].v), 32);
+	json_reason(j, h, i);
 	json_key(j, "waits_for");
 	json_array_begin(j);
 	for (uint32_t k = wg_out_begin(g, i); k < wg_out_end(g, i); k++) {
@@ -361,7 +1018,8 @@ static void json_hung(struct json *j, const struct hangs *h, uint32_t i)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	if (h->stacks) {
+	if (h->stacks && (is_hung_node(h, i) ||
+			  h->nodes[i].v == VERDICT_UNKNOWN)) {
 		json_key(j, "stack");
 		stacks_json(h->stacks, h->sym, j, w->proc, w->thread->tid);
 	}
@@ -425,20 +1083,38 @@ static int print_json(struct hangs *h)
 	json_key(&j, "hung");
 	json_array_begin(&j);
 	for (uint32_t i = 0; i < g->nr_threads; i++)
-		if (g->threads[i].wait)
+		if (is_hung_node(h, i))
 			json_hung(&j, h, i);
+	json_array_end(&j);
+	json_key(&j, "owner_unknown");
+	json_array_begin(&j);
+	for (uint32_t i = 0; i < g->nr_threads; i++)
+		if (g->threads[i].wait && h->nodes[i].in_scope &&
+		    h->nodes[i].v == VERDICT_UNKNOWN)
+			json_hung(&j, h, i);
+	json_array_end(&j);
+	json_key(&j, "not_hung");
+	json_array_begin(&j);
+	for (uint32_t i = 0; i < g->nr_threads; i++) {
+		const struct judged *n = &h->nodes[i];
+
+		if (g->threads[i].wait && n->in_scope &&
+		    n->v != VERDICT_UNKNOWN && !is_hung_node(h, i))
+			json_hung(&j, h, i);
+	}
 	json_array_end(&j);
 	json_key(&j, "deadlocks");
 	json_array_begin(&j);
 	for (uint32_t k = 0; k < g->nr_cycles; k++)
-		json_cycle(&j, h, &g->cycles[k]);
+		if (cycle_in_scope(h, &g->cycles[k]))
+			json_cycle(&j, h, &g->cycles[k]);
 	json_array_end(&j);
 	json_object_end(&j);
 	if (json_finish(&j)) {
 		cli_error("stdout", -EIO);
 		return 1;
 	}
-	return h->nr_hung ? EXIT_HANGS : 0;
+	return exit_status(h);
 }
 
 static void sleep_ms(uint32_t ms)
@@ -456,7 +1132,9 @@ static void collect_stacks(struct hangs *h)
 	for (uint32_t i = 0; h->stacks && i < h->g.nr_threads; i++) {
 		const struct wg_thread *w = &h->g.threads[i];
 
-		if (w->wait && stacks_want(h->stacks, w->proc, w->thread->tid)) {
+		if (w->wait && h->nodes[i].in_scope &&
+		    (is_hung_node(h, i) || h->nodes[i].v == VERDICT_UNKNOWN) &&
+		    stacks_want(h->stacks, w->proc, w->thread->tid)) {
 			stacks_free(h->stacks);
 			h->stacks = NULL;
 		}
@@ -468,12 +1146,75 @@ static void collect_stacks(struct hangs *h)
 	stacks_collect(h->stacks);
 }
 
+static int parse_scope(struct scope *sc, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'p':
+		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
+			return cli_usage_error("hangs", "hangs: --pid: not a "
+					       "pid: '%s'", arg);
+		if (sc->nr_pids == MAX_PIDS)
+			return cli_usage_error("hangs", "hangs: --pid: more "
+					       "than %u pids", MAX_PIDS);
+		sc->pids[sc->nr_pids++] = (uint32_t)v;
+		return 0;
+	case 'c':
+		if (!*arg || strlen(arg) > 15)
+			return cli_usage_error("hangs", "hangs: --comm: not a "
+					       "command name (1 to 15 bytes): "
+					       "'%s'", arg);
+		sc->comm = arg;
+		return 0;
+	default:
+		if (cli_parse_u64(arg, &v) || v >= UINT32_MAX)
+			return cli_usage_error("hangs", "hangs: --uid: not a "
+					       "uid: '%s'", arg);
+		sc->have_uid = true;
+		sc->uid = (uint32_t)v;
+		return 0;
+	}
+}
+
+static uint32_t nr_threads(const struct actrack_snapshot *s)
+{
+	uint64_t n = 0;
+
+	for (uint32_t k = 0; k < s->nr_processes; k++)
+		n += s->processes[k].nr_threads;
+	return n >= UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
+}
+
+static int analyze(struct hangs *h)
+{
+	uint32_t n;
+	int ret;
+
+	verdict_env_init(&h->env, h->cur, h->live);
+	n = nr_threads(h->cur);
+	h->nodes = calloc((size_t)n + 1, sizeof(*h->nodes));
+	if (!h->nodes)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= n; i++)
+		h->nodes[i].next = NO_NODE;
+	ret = wg_build(&h->g, h->cur, judge_wait, h);
+	if (!ret)
+		ret = judge_all(h);
+	return ret;
+}
+
 int cmd_hangs(int argc, char **argv)
 {
-	enum { OPT_FOR = 0x100 };
+	enum { OPT_FOR = 0x100, OPT_UNKNOWN, OPT_UID };
 	static const struct option opts[] = {
 		{ "for", required_argument, NULL, OPT_FOR },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "uid", required_argument, NULL, OPT_UID },
+		{ "all", no_argument, NULL, 'a' },
+		{ "unknown-is-hang", no_argument, NULL, OPT_UNKNOWN },
 		{ "json", no_argument, NULL, 'j' },
 		{ "stacks", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -489,7 +1230,8 @@ int cmd_hangs(int argc, char **argv)
 	h.min_age_ns = 1000000000ULL;
 	h.interval_ms = 200;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "i:jsh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:p:c:ajsh", opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case OPT_FOR:
 			if (cli_parse_duration(optarg, &h.min_age_ns))
@@ -504,6 +1246,19 @@ int cmd_hangs(int argc, char **argv)
 						       " ms: '%s'", optarg);
 			h.interval_ms = (uint32_t)v;
 			break;
+		case 'p':
+		case 'c':
+		case OPT_UID:
+			ret = parse_scope(&h.scope, opt, optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'a':
+			h.all = true;
+			break;
+		case OPT_UNKNOWN:
+			h.unknown_is_hang = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -514,7 +1269,8 @@ int cmd_hangs(int argc, char **argv)
 			fputs(cli_help_page("hangs"), stdout);
 			return 0;
 		default:
-			if (optopt == 'i' || optopt == OPT_FOR)
+			if (optopt == 'i' || optopt == 'p' || optopt == 'c' ||
+			    optopt == OPT_FOR || optopt == OPT_UID)
 				return cli_usage_error("hangs", "hangs: %s: "
 						       "missing argument",
 						       argv[optind - 1]);
@@ -529,31 +1285,41 @@ int cmd_hangs(int argc, char **argv)
 	if (cli_snapshot(&s1))
 		return 1;
 	h.saved_image = cli_saved_image(s1);
+	h.prev = s1;
+	h.now = cli_now(s1, &h.other_boot);
+	h.live = !h.saved_image && !h.other_boot;
 	/* A second look at an image would see the same bytes: skip it. */
 	if (!h.saved_image) {
+		/* CPU times as of the first look (progress of owners). */
+		if (h.live && sample_prev_cpu(&h)) {
+			ret = -ENOMEM;
+			goto fail;
+		}
 		sleep_ms(h.interval_ms);
 		if (cli_snapshot(&s2)) {
-			actrack_snapshot_free(s1);
-			return 1;
+			ret = 1;
+			goto out;
 		}
 	}
-	h.prev = s1;
 	h.cur = s2 ? s2 : s1;
 	h.now = cli_now(h.cur, &h.other_boot);
 	h.sym = sym_new();
-	ret = wg_build(&h.g, h.cur, is_hung, &h);
-	if (ret) {
-		cli_error("hangs", ret);
-		ret = 1;
-		goto out;
-	}
-	for (uint32_t i = 0; i < h.g.nr_threads; i++)
-		h.nr_hung += h.g.threads[i].wait != NULL;
-	if (stacks && h.nr_hung)
+	ret = analyze(&h);
+	if (ret)
+		goto fail;
+	if (stacks && (h.nr_hung || h.nr_unknown))
 		collect_stacks(&h);
 	ret = json ? print_json(&h) : print_text(&h);
-	wg_free(&h.g);
+	goto out;
+fail:
+	cli_error("hangs", ret);
+	ret = 1;
 out:
+	wg_free(&h.g);
+	verdict_env_free(&h.env);
+	free(h.nodes);
+	free(h.prev_cpu);
+	free(h.prev_first);
 	stacks_free(h.stacks);
 	sym_free(h.sym);
 	actrack_snapshot_free(s1);

@@ -433,7 +433,11 @@ char *cli_activity_object(char *buf, size_t len,
 		snprintf(buf, len, "tid %llu", obj);
 		break;
 	case ACTRACK_ACT_PROCESS_WAIT:
-		snprintf(buf, len, "pid %llu", obj);
+		/* 0: waitpid(-1), wait(): whichever child ends first */
+		if (obj)
+			snprintf(buf, len, "pid %llu", obj);
+		else
+			snprintf(buf, len, "any child");
 		break;
 	case ACTRACK_ACT_IO_WAIT:
 		snprintf(buf, len, "fd %lld, %llu bytes", (long long)obj, info);

@@ -195,13 +195,56 @@ static int join_edges(struct builder *b, uint32_t from, uint64_t tid)
 	return 0;
 }
 
+static int process_threads(struct builder *b, uint32_t from, uint32_t k,
+			   uint32_t *out)
+{
+	for (uint32_t i = 0; i < b->s->processes[k].nr_threads; i++) {
+		int ret;
+
+		if ((*out)++ == WG_MAX_OUT) {
+			b->g->truncated = true;
+			return 0;
+		}
+		ret = add_edge(b, from, b->proc_first[k] + i, false);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* waitpid(-1): the tracked children of the waiter's process, by their
+ * record's parent_pid (a child started after its parent: an older
+ * process of a reused pid is not one). */
+static int children_edges(struct builder *b, uint32_t from)
+{
+	const struct actrack_snap_process *w = b->g->threads[from].proc;
+	const struct actrack_snapshot *s = b->s;
+	uint32_t out = 0;
+	int ret;
+
+	for (uint32_t k = 0; k < s->nr_processes; k++) {
+		const struct actrack_snap_process *c = &s->processes[k];
+
+		if (!c->has_record || c->parent_pid != w->pid || c == w ||
+		    c->start_ticks < w->start_ticks ||
+		    (c->pid_ns && w->pid_ns && c->pid_ns != w->pid_ns))
+			continue;
+		ret = process_threads(b, from, k, &out);
+		if (ret || b->g->truncated)
+			return ret;
+	}
+	return 0;
+}
+
 static int process_edges(struct builder *b, uint32_t from, uint64_t pid)
 {
 	const struct actrack_snapshot *s = b->s;
 	uint32_t lo = 0, hi = s->nr_processes, out = 0;
 	int ret;
 
-	if (pid == 0 || pid > UINT32_MAX)
+	if (pid == 0)
+		return children_edges(b, from);
+	if (pid > UINT32_MAX)
 		return 0;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -216,15 +259,9 @@ static int process_edges(struct builder *b, uint32_t from, uint64_t pid)
 	 * that could close a cycle anyway. */
 	for (uint32_t k = lo; k < s->nr_processes && s->processes[k].pid == pid;
 	     k++) {
-		for (uint32_t i = 0; i < s->processes[k].nr_threads; i++) {
-			if (out++ == WG_MAX_OUT) {
-				b->g->truncated = true;
-				return 0;
-			}
-			ret = add_edge(b, from, b->proc_first[k] + i, false);
-			if (ret)
-				return ret;
-		}
+		ret = process_threads(b, from, k, &out);
+		if (ret || b->g->truncated)
+			return ret;
 	}
 	return 0;
 }
@@ -289,10 +326,18 @@ static int build_nodes(struct builder *b, wg_filter_fn filter, void *arg)
 			/* Deeper than stored: the innermost is unknown,
 			 * whatever the innermost stored one says. */
 			if (!t->torn && t->nr_activities &&
-			    t->depth == t->nr_activities &&
-			    wg_is_wait(t->activities[t->nr_activities - 1].a.type)
-			    && (!filter || filter(p, t, arg)))
-				w->wait = &t->activities[t->nr_activities - 1];
+			    t->depth == t->nr_activities) {
+				const struct actrack_snap_activity *a =
+					&t->activities[t->nr_activities - 1];
+				enum wg_use use = filter ?
+					filter(p, t, n, arg) :
+					wg_is_wait(a->a.type) ? WG_EDGES :
+					WG_SKIP;
+
+				if (use != WG_SKIP)
+					w->wait = a;
+				w->edges = use == WG_EDGES;
+			}
 			n++;
 		}
 	}
@@ -324,7 +369,7 @@ static int build_edges(struct builder *b)
 		const struct actrack_snap_activity *w = g->threads[i].wait;
 
 		g->first_edge[i] = g->nr_edges;
-		if (!w)
+		if (!w || !g->threads[i].edges)
 			continue;
 		switch (w->a.type) {
 		case ACTRACK_ACT_LOCK_ACQUIRE:
@@ -488,6 +533,13 @@ static int find_cycles(struct waitgraph *g)
 	ret = tarjan(g, comp, size);
 	if (ret)
 		goto out;
+	for (uint32_t v = 0; v < n; v++) {
+		g->threads[v].in_cycle = size[comp[v]] > 1;
+		for (uint32_t e = g->first_edge[v]; e < g->first_edge[v + 1];
+		     e++)
+			if (g->edges[e].to == v)
+				g->threads[v].in_cycle = true;
+	}
 	for (uint32_t v = 0; v < n; v++) {
 		struct wg_cycle c;
 		int r;

@@ -210,7 +210,8 @@ static inline __attribute__((always_inline)) uint64_t actrack__now(void)
 }
 
 static inline __attribute__((always_inline)) uint32_t
-actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
+actrack__push_timed(uint64_t origin, uint8_t type, uint64_t object,
+		    uint64_t info, uint64_t timeout_ns)
 {
 	struct actrack_thread *t = actrack__tls.tracker;
 	uint32_t depth;
@@ -231,10 +232,18 @@ actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
 		s->info = info;
 		s->user_data = 0;
 		s->type = type;
+		s->timeout_ns = timeout_ns;
 	}
 	/* Publish: a reader that sees depth+1 sees the filled slot. */
 	__atomic_store_n(&t->depth, depth + 1, __ATOMIC_RELEASE);
 	return depth + 1;
+}
+
+/* A wait without a timeout, or anything else. */
+static inline __attribute__((always_inline)) uint32_t
+actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
+{
+	return actrack__push_timed(origin, type, object, info, 0);
 }
 
 /**

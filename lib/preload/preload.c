@@ -138,17 +138,25 @@ static inline bool tracking(void)
  * when the call is the last instruction of an inlined function. */
 #define ORIGIN()	((uint64_t)(uintptr_t)__builtin_return_address(0) - 1)
 
-static inline uint32_t push(uint64_t origin, uint8_t type, uint64_t object,
-			    uint64_t info)
+/* A wait with its relative timeout (0: none; the readiness calls). */
+static inline uint32_t push_timed(uint64_t origin, uint8_t type,
+				  uint64_t object, uint64_t info,
+				  uint64_t timeout_ns)
 {
 	int e = errno;
 	uint32_t tok;
 
 	guard++;
-	tok = actrack__push(origin, type, object, info);
+	tok = actrack__push_timed(origin, type, object, info, timeout_ns);
 	guard--;
 	errno = e;
 	return tok;
+}
+
+static inline uint32_t push(uint64_t origin, uint8_t type, uint64_t object,
+			    uint64_t info)
+{
+	return push_timed(origin, type, object, info, 0);
 }
 
 /*
@@ -657,19 +665,115 @@ IO_WRAPPER(int, connect, (int fd, const struct sockaddr *a, socklen_t l),
 IO_WRAPPER(int, flock, (int fd, int op), (fd, op), fd, 0)
 
 /* ---- readiness: an io-wait on the first (poll) or highest (select) fd,
- * or the epoll descriptor; a zero timeout does not wait at all ---------- */
+ * or the epoll descriptor, with its timeout; a zero timeout does not wait
+ * at all, and a call with no descriptors is a sleep (pg_usleep() is
+ * select(0, NULL, NULL, NULL, &tv)) ------------------------------------ */
 
-#define POLL_WRAPPER(type, name, PARAMS, ARGS, nowait, fd)		\
+static uint64_t ts_ns(const struct timespec *t)
+{
+	if (!t || t->tv_sec < 0 || t->tv_nsec < 0)
+		return 0;
+	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
+}
+
+/* poll()'s and epoll_wait()'s milliseconds; negative: none (0). */
+static uint64_t ms_ns(int ms)
+{
+	return ms > 0 ? (uint64_t)ms * 1000000ULL : 0;
+}
+
+static uint64_t tv_ns(const struct timeval *t)
+{
+	if (!t || t->tv_sec < 0 || t->tv_usec < 0)
+		return 0;
+	return (uint64_t)t->tv_sec * 1000000000ULL +
+	       (uint64_t)t->tv_usec * 1000ULL;
+}
+
+/*
+ * Linux makes epoll_wait() fail with EINTR after its thread was stopped
+ * and let go (signal(7)): by a debugger, by SIGSTOP and SIGCONT, by the
+ * PTRACE_INTERRUPT of `actrack hangs --stacks`.  The program calls it
+ * again at once, and that is the same wait: it keeps the start time it
+ * had, or every look at a stuck wait would make it young again.  "The
+ * same": the same call site and descriptor, at the same depth, with no
+ * pop in between (the tracker's version has not moved since).
+ */
+struct resumed {
+	uint64_t origin, object, time_ns;
+	uint32_t depth, version;
+	bool set;
+};
+
+static __thread struct resumed resumed
+	__attribute__((tls_model("initial-exec")));
+
+static inline struct actrack_activity *own_slot(uint32_t tok)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+
+	return t && tok && tok <= actrack__tls.slot_count ?
+	       &ACTRACK_THREAD_SLOTS(t)[tok - 1] : NULL;
+}
+
+/* After the push: the same wait again keeps its start time. */
+static inline void resume_start(uint32_t tok, uint64_t origin, uint64_t obj)
+{
+	struct actrack_activity *a = own_slot(tok);
+	struct resumed *r = &resumed;
+
+	if (r->set && a && r->origin == origin && r->object == obj &&
+	    r->depth == tok && r->version ==
+	    __atomic_load_n(&actrack__tls.tracker->version, __ATOMIC_RELAXED))
+		__atomic_store_n(&a->time_ns, r->time_ns, __ATOMIC_RELAXED);
+	r->set = false;
+}
+
+/* Around the pop: an EINTR is remembered, with the version it leaves. */
+static inline void resume_note(uint32_t tok, uint64_t origin, uint64_t obj,
+			       bool eintr)
+{
+	struct actrack_activity *a = own_slot(tok);
+	struct resumed *r = &resumed;
+
+	r->set = eintr && a;
+	if (r->set) {
+		r->origin = origin;
+		r->object = obj;
+		r->depth = tok;
+		r->time_ns = a->time_ns;
+	}
+	actrack_pop(tok);
+	if (r->set)
+		r->version = __atomic_load_n(&actrack__tls.tracker->version,
+					     __ATOMIC_RELAXED);
+}
+
+#define POLL_WRAPPER(type, name, PARAMS, ARGS, nowait, nofds, fd, tmo,	\
+		     resumes)						\
 EXPORT type name PARAMS							\
 {									\
+	uint64_t tmo_ns, origin = ORIGIN();				\
 	uint32_t tok;							\
 	type ret;							\
 									\
 	if (!tracking() || (nowait))					\
 		return REAL(name) ARGS;					\
-	tok = push(ORIGIN(), ACTRACK_ACT_IO_WAIT, (uint64_t)(fd), 0);	\
+	tmo_ns = (tmo);							\
+	if (nofds)							\
+		tok = push_timed(origin, ACT_SLEEP, CLOCK_MONOTONIC,	\
+				 tmo_ns, tmo_ns);			\
+	else								\
+		tok = push_timed(origin, ACTRACK_ACT_IO_WAIT,		\
+				 (uint64_t)(fd), 0, tmo_ns);		\
+	if (resumes)							\
+		resume_start(tok, origin, (uint64_t)(fd));		\
 	ret = REAL(name) ARGS;						\
-	actrack_pop(tok);						\
+	if (resumes)							\
+		resume_note(tok, origin, (uint64_t)(fd),		\
+			    ret < 0 && errno == EINTR);			\
+	else								\
+		actrack_pop(tok);					\
 	return ret;							\
 }
 
@@ -683,6 +787,12 @@ static bool ts_zero(const struct timespec *t)
 	return t && !t->tv_sec && !t->tv_nsec;
 }
 
+/* select() with no descriptor in any set waits for time alone. */
+static bool no_sets(int n, const fd_set *r, const fd_set *w, const fd_set *e)
+{
+	return n <= 0 || (!r && !w && !e);
+}
+
 /* glibc declares poll()'s array write-only (an access attribute), yet
  * the caller filled in its descriptors: gcc's warning is wrong here. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -690,34 +800,30 @@ static bool ts_zero(const struct timespec *t)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 POLL_WRAPPER(int, poll, (struct pollfd *f, nfds_t n, int tmo), (f, n, tmo),
-	     tmo == 0, first_fd(f, n))
+	     tmo == 0, !n || !f, first_fd(f, n), ms_ns(tmo), false)
 POLL_WRAPPER(int, ppoll, (struct pollfd *f, nfds_t n,
 			  const struct timespec *t, const sigset_t *m),
-	     (f, n, t, m), ts_zero(t), first_fd(f, n))
+	     (f, n, t, m), ts_zero(t), !n || !f, first_fd(f, n), ts_ns(t),
+	     false)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
 POLL_WRAPPER(int, select, (int n, fd_set *r, fd_set *w, fd_set *e,
 			   struct timeval *t),
 	     (n, r, w, e, t), t && !t->tv_sec && !t->tv_usec,
-	     n > 0 ? n - 1 : 0)
+	     no_sets(n, r, w, e), n > 0 ? n - 1 : 0, tv_ns(t), false)
 POLL_WRAPPER(int, pselect, (int n, fd_set *r, fd_set *w, fd_set *e,
 			    const struct timespec *t, const sigset_t *m),
-	     (n, r, w, e, t, m), ts_zero(t), n > 0 ? n - 1 : 0)
+	     (n, r, w, e, t, m), ts_zero(t), no_sets(n, r, w, e),
+	     n > 0 ? n - 1 : 0, ts_ns(t), false)
 POLL_WRAPPER(int, epoll_wait, (int ep, struct epoll_event *ev, int n,
-			       int tmo), (ep, ev, n, tmo), tmo == 0, ep)
+			       int tmo), (ep, ev, n, tmo), tmo == 0, false, ep,
+	     ms_ns(tmo), true)
 POLL_WRAPPER(int, epoll_pwait, (int ep, struct epoll_event *ev, int n,
 				int tmo, const sigset_t *m),
-	     (ep, ev, n, tmo, m), tmo == 0, ep)
+	     (ep, ev, n, tmo, m), tmo == 0, false, ep, ms_ns(tmo), true)
 
 /* ---- sleeps: a generic activity (action 1), info = nanoseconds --------- */
-
-static uint64_t ts_ns(const struct timespec *t)
-{
-	if (!t || t->tv_sec < 0 || t->tv_nsec < 0)
-		return 0;
-	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
-}
 
 EXPORT int nanosleep(const struct timespec *r, struct timespec *m)
 {

@@ -3,8 +3,12 @@
  * `actrack hangs` on arenas written by the library in live processes:
  * a two-thread lock cycle, a cycle across two processes on process-shared
  * mutexes, cycles through a join and through a process wait; waits that
- * keep changing are not hangs, a stale one is, the --for threshold; and
- * every arena-reading command given a corrupt or truncated arena.
+ * keep changing are not hangs; the verdict on a wait: owner unknown (an
+ * event, a self-pipe), blocked on an owner that uses CPU, a hang on an
+ * owner that shows no progress, stale (a thread not in its wait), dead
+ * (the records of a killed process); --pid, --comm, --uid; the --for
+ * threshold; and every arena-reading command given a corrupt or
+ * truncated arena.
  *
  * The deadlocks are real: the writer threads block in pthread_mutex_lock()
  * after pushing their lock-acquire, and stay blocked until the test kills
@@ -420,28 +424,46 @@ TEST_F(hangs, long_wait_making_progress_is_not_hung)
 	EXPECT_EQ(NULL, strstr(self->r.out, "waiting"));
 }
 
+/* Reads a pipe that only its own process could write to (a self-pipe):
+ * nothing outside can end the wait. */
 static void stuck_reader(void *arg)
 {
+	int p[2];
+
+	if (pipe(p) || dup2(p[0], 9) != 9)
+		_exit(12);
 	actrack_thread_init("stuck-reader");
 	actrack_push_task(5);
 	actrack_push_io_wait(9, 4096);
 }
 
-TEST_F(hangs, stale_io_wait_is_hung_without_deadlock)
+TEST_F(hangs, internal_io_wait_is_a_long_wait_owner_unknown)
 {
 	char want[256];
+	char *strict[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			   "50ms", "--interval", "100", "--unknown-is-hang",
+			   NULL };
 
 	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, stuck_reader,
 				  NULL));
 	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", false));
-	EXPECT_EQ(3, self->r.status);
-	snprintf(want, sizeof(want), "thread %d 'stuck-reader' in process %d",
-		 self->w[0].pid, self->w[0].pid);
+	EXPECT_EQ(0, self->r.status);
+	snprintf(want, sizeof(want), "long waits, owner unknown:\nthread %d "
+		 "'stuck-reader' in process %d", self->w[0].pid,
+		 self->w[0].pid);
 	EXPECT_NE(NULL, strstr(self->r.out, want));
 	EXPECT_NE(NULL, strstr(self->r.out, " for fd 9, 4096 bytes\n"));
 	EXPECT_NE(NULL, strstr(self->r.out, ", depth 2\n"));
+	EXPECT_NE(NULL, strstr(self->r.out, "    verdict: owner-unknown: only "
+			       "internal sources can end it: a pipe between "
+			       "tracked processes (fd 9)\n"));
 	EXPECT_EQ(NULL, strstr(self->r.out, "DEADLOCK"));
-	EXPECT_NE(NULL, strstr(self->r.out, "1 hung thread, 0 deadlocks ("));
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads, 1 long wait "
+			       "with owner unknown ("));
+	/* Counted as a hang only when asked. */
+	run_free(&self->r);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, strict));
+	EXPECT_EQ(3, self->r.status);
 }
 
 static int the_event;
@@ -477,15 +499,323 @@ TEST_F(hangs, threshold_on_a_fixed_clock)
 	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads (1 thread in 1 "
 			       "process; waits older than 10.0 s, unchanged "
 			       "over 20 ms)\n"));
-	/* 20 s old: hung, with its exact age. */
+	/* 20 s old: a long wait (an event has no owner), its exact age. */
 	snprintf(env, sizeof(env), "ACTRACK_NOW_NS=%llu",
 		 (unsigned long long)(t + 20000000000ULL));
 	ASSERT_EQ(0, hangs(&self->r, self->path, env, "0.25m", "20", false));
-	EXPECT_EQ(3, self->r.status);
+	EXPECT_EQ(0, self->r.status);
 	snprintf(want, sizeof(want), ": waiting 20.0 s for event %p\n",
 		 (void *)&the_event);
 	EXPECT_NE(NULL, strstr(self->r.out, want));
+	EXPECT_NE(NULL, strstr(self->r.out, "    verdict: owner-unknown: an "
+			       "event (semaphore, condition variable): no "
+			       "owner is recorded\n"));
 	EXPECT_NE(NULL, strstr(self->r.out, "waits older than 15.0 s"));
+}
+
+/* ---- owners: progress, none, gone; a thread not in its wait ---------- */
+
+static int count_of(const char *s, const char *what)
+{
+	int n = 0;
+
+	while ((s = strstr(s, what))) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
+struct owner_sh {
+	pthread_mutex_t m;
+	int holds, blocked, holder_tid, waiter_tid;
+	int spin;		/* the holder uses CPU */
+};
+
+static void *holder_thread(void *arg)
+{
+	struct owner_sh *o = arg;
+
+	actrack_thread_init("holder");
+	store(&o->holder_tid, (int)syscall(SYS_gettid));
+	pthread_mutex_lock(&o->m);
+	actrack_held_add(&o->m, false);
+	store(&o->holds, 1);
+	for (volatile unsigned long n = 0; load(&o->spin); n++)
+		;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *lock_waiter(void *arg)
+{
+	struct owner_sh *o = arg;
+
+	actrack_thread_init("lock-waiter");
+	store(&o->waiter_tid, (int)syscall(SYS_gettid));
+	wait_for(&o->holds, 1);
+	actrack_push_lock_acquire(&o->m);
+	store(&o->blocked, 1);
+	pthread_mutex_lock(&o->m);	/* never returns */
+	return NULL;
+}
+
+static void holder_and_waiter(void *arg)
+{
+	struct owner_sh *o = arg;
+	pthread_t t;
+
+	pthread_create(&t, NULL, holder_thread, o);
+	pthread_create(&t, NULL, lock_waiter, o);
+	wait_for(&o->blocked, 1);
+}
+
+static struct owner_sh *owner_sh_new(int spin)
+{
+	struct owner_sh *o;
+
+	o = mmap(NULL, sizeof(*o), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (o == MAP_FAILED)
+		return NULL;
+	memset(o, 0, sizeof(*o));
+	pthread_mutex_init(&o->m, NULL);
+	o->spin = spin;
+	return o;
+}
+
+TEST_F(hangs, owner_that_uses_cpu_is_progress)
+{
+	struct owner_sh *o = owner_sh_new(1);
+	char *argv[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			 "50ms", "--interval", "300", "--all", NULL };
+	char want[256];
+
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  holder_and_waiter, o));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	/* Its CPU time grew over the interval, or (a loaded machine, less
+	 * than a tick) it is on a CPU now. */
+	snprintf(want, sizeof(want), "    verdict: blocked: waits for lock %p "
+		 "held by %d 'holder', which makes progress: it is ",
+		 (void *)&o->m, o->holder_tid);
+	EXPECT_TRUE(strstr(self->r.out, want) &&
+		    (strstr(self->r.out, "it is using CPU\n") ||
+		     strstr(self->r.out, "it is running\n")));
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
+	writer_stop(&self->w[0]);
+	munmap(o, sizeof(*o));
+}
+
+TEST_F(hangs, owner_without_progress_is_a_hang)
+{
+	struct owner_sh *o = owner_sh_new(0);
+	char want[256];
+
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  holder_and_waiter, o));
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", false));
+	EXPECT_EQ(3, self->r.status);
+	snprintf(want, sizeof(want), "    verdict: hang: waits for lock %p "
+		 "held by %d 'holder', which shows no progress (its activity "
+		 "stack and CPU time did not change over 100 ms)\n",
+		 (void *)&o->m, o->holder_tid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	EXPECT_NE(NULL, strstr(self->r.out, "1 hung thread, 0 deadlocks ("));
+	/* JSON: the verdict and its chain. */
+	ASSERT_EQ(0, hangs(&self->r, self->path, NULL, "50ms", "100", true));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "\"verdict\": \"hang\""));
+	EXPECT_NE(NULL, strstr(self->r.out, "\"chain\": [\n        {\n"));
+	writer_stop(&self->w[0]);
+	munmap(o, sizeof(*o));
+}
+
+/* Pushed a wait, then left it without popping (a siglongjmp out of the
+ * call would), and computes. */
+static void left_its_wait(void *arg)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, (void *(*)(void *))arg, NULL);
+	wait_for(&progress_tid, 3);
+}
+
+static void *computing(void *arg)
+{
+	actrack_thread_init("computing");
+	actrack_push_io_wait(0, 64);
+	store(&progress_tid, 3);
+	for (volatile unsigned long n = 0;; n++)
+		;
+	return arg;
+}
+
+TEST_F(hangs, thread_not_in_its_wait_is_stale)
+{
+	char *argv[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			 "50ms", "--interval", "100", "--all", NULL };
+
+	progress_tid = 0;
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  left_its_wait, (void *)computing));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "'computing' in process "));
+	EXPECT_NE(NULL, strstr(self->r.out, "    verdict: stale-activity: "
+			       "stale: the thread is running, not in this "
+			       "wait\n"));
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
+}
+
+TEST_F(hangs, records_of_a_killed_deadlock_are_dead)
+{
+	char want[128];
+	char *argv[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			 "50ms", "--interval", "100", "--all", NULL };
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, two_threads,
+				  self->sh));
+	snprintf(want, sizeof(want), "stale: process %d no longer runs\n",
+		 self->w[0].pid);
+	/* SIGKILL: nobody frees a file arena's records. */
+	writer_stop(&self->w[0]);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_EQ(2, count_of(self->r.out, want));
+	EXPECT_EQ(2, count_of(self->r.out, "    verdict: dead: "));
+	EXPECT_EQ(NULL, strstr(self->r.out, "DEADLOCK"));
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
+}
+
+/* Its tracker says it lives in another pid namespace (a container of the
+ * same uid sharing the arena): our /proc cannot show it. */
+static void foreign_waiter(void *arg)
+{
+	actrack_thread_init("contained");
+	actrack_push_io_wait(9, 64);
+	actrack__tls.tracker->owner.pid_ns ^= 0x5a5a5a;
+}
+
+TEST_F(hangs, wait_in_another_pid_namespace_is_not_a_certain_hang)
+{
+	char *argv[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			 "50ms", "--interval", "100", NULL };
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  foreign_waiter, NULL));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "'contained' in process "));
+	/* Our /proc says nothing of it: not "no longer running". */
+	EXPECT_EQ(NULL, strstr(self->r.out, "no longer running"));
+	EXPECT_NE(NULL, strstr(self->r.out, "    verdict: owner-unknown: in "
+			       "another pid namespace: its /proc cannot be "
+			       "read\n"));
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads, 1 long wait "
+			       "with owner unknown ("));
+}
+
+/* ---- scope -------------------------------------------------------------- */
+
+TEST_F(hangs, scope_by_pid_comm_and_uid)
+{
+	char pid0[16], pid1[16], uid[16], other[16], want[64];
+	char *by_pid[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			   "50ms", "-i", "100", "--pid", pid1, NULL };
+	char *both[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			 "50ms", "-i", "100", "--pid", pid0, "--pid", pid1,
+			 NULL };
+	char *by_comm[] = { "actrack", "--arena", self->path, "hangs",
+			    "--for", "50ms", "-i", "100", "--comm",
+			    "no-such-comm", NULL };
+	char *by_our_comm[] = { "actrack", "--arena", self->path, "hangs",
+				"--for", "50ms", "-i", "100", "--comm",
+				"cli_hangs", NULL };
+	char *by_uid[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			   "50ms", "-i", "100", "--uid", uid, NULL };
+	char *by_other_uid[] = { "actrack", "--arena", self->path, "hangs",
+				 "--for", "50ms", "-i", "100", "--uid", other,
+				 NULL };
+
+	/* Two processes, each with its own two-thread deadlock. */
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, two_threads,
+				  self->sh));
+	ASSERT_EQ(0, writer_start(&self->w[1], self->path, 8, 0, join_cycle,
+				  shared_new()));
+	snprintf(pid0, sizeof(pid0), "%d", self->w[0].pid);
+	snprintf(pid1, sizeof(pid1), "%d", self->w[1].pid);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
+	snprintf(other, sizeof(other), "%u", (unsigned)geteuid() + 1);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, by_pid));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "2 hung threads, 1 deadlock ("));
+	snprintf(want, sizeof(want), "in process %d", self->w[0].pid);
+	EXPECT_EQ(NULL, strstr(self->r.out, want));
+	run_free(&self->r);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, both));
+	EXPECT_NE(NULL, strstr(self->r.out, "4 hung threads, 2 deadlocks ("));
+	run_free(&self->r);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, by_comm));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
+	run_free(&self->r);
+	/* The writers are this program, forked: its comm. */
+	ASSERT_EQ(0, run_cli(&self->r, NULL, by_our_comm));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "4 hung threads, 2 deadlocks ("));
+	run_free(&self->r);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, by_uid));
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "4 hung threads, 2 deadlocks ("));
+	run_free(&self->r);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, by_other_uid));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
+}
+
+static void usage_error(struct __test_metadata *_metadata, struct run *r,
+			const char *path, const char *opt, const char *val,
+			const char *msg)
+{
+	char *argv[] = { "actrack", "--arena", (char *)path, "hangs",
+			 (char *)opt, (char *)val, NULL };
+	char want[256];
+
+	snprintf(want, sizeof(want), "%s (see 'actrack hangs --help')\n",
+		 msg);
+	run_free(r);
+	ASSERT_EQ(0, run_cli(r, NULL, argv));
+	EXPECT_EQ(2, r->status);
+	EXPECT_STREQ(want, r->err) {
+		TH_LOG("%s %s: %s", opt, val ? val : "", r->err);
+	}
+}
+
+TEST_F(hangs, scope_usage_errors)
+{
+	usage_error(_metadata, &self->r, self->path, "--pid", "abc",
+		    "actrack: hangs: --pid: not a pid: 'abc'");
+	usage_error(_metadata, &self->r, self->path, "--pid", "0",
+		    "actrack: hangs: --pid: not a pid: '0'");
+	usage_error(_metadata, &self->r, self->path, "--pid", "-3",
+		    "actrack: hangs: --pid: not a pid: '-3'");
+	usage_error(_metadata, &self->r, self->path, "--uid", "x1",
+		    "actrack: hangs: --uid: not a uid: 'x1'");
+	usage_error(_metadata, &self->r, self->path, "--uid", "4294967295",
+		    "actrack: hangs: --uid: not a uid: '4294967295'");
+	usage_error(_metadata, &self->r, self->path, "--comm", "",
+		    "actrack: hangs: --comm: not a command name (1 to 15 "
+		    "bytes): ''");
+	usage_error(_metadata, &self->r, self->path, "--comm",
+		    "sixteen-bytes-xx", "actrack: hangs: --comm: not a command "
+		    "name (1 to 15 bytes): 'sixteen-bytes-xx'");
+	usage_error(_metadata, &self->r, self->path, "--pid", NULL,
+		    "actrack: hangs: --pid: missing argument");
 }
 
 TEST_F(hangs, usage_errors)

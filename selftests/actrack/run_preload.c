@@ -331,8 +331,9 @@ TEST(deadlock_between_processes_is_named)
 /*
  * CPython's threading.Lock is a semaphore (sem_clockwait): two threads
  * deadlocked on two of them, and the main thread joining one, all show as
- * hung in an event wait at the interpreter's lock code.  (A semaphore has
- * no owner, so no cycle is named.)
+ * long waits with owner unknown, in an event wait at the interpreter's
+ * lock code.  (A semaphore has no owner, so no cycle is named, and they
+ * are not certain hangs: exit 0.)
  */
 TEST(python_threads_show_waiting)
 {
@@ -364,10 +365,10 @@ TEST(python_threads_show_waiting)
 		SKIP(return, "this build's preload is 32-bit, python3 is not");
 	ASSERT_EQ(0, start(&j, argv));
 	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
-	ret = hangs_until(&r, -1, "3 hung threads");
+	ret = hangs_until(&r, -1, "3 long waits with owner unknown");
 	kill_job(&j);
 	ASSERT_EQ(0, ret);
-	EXPECT_EQ(3, r.status);
+	EXPECT_EQ(0, r.status);
 	for (const char *p = r.out; (p = strstr(p, "waiting ")); p++)
 		n += !strncmp(strstr(p, " for ") ?: "", " for event 0x", 13);
 	EXPECT_EQ(3, n);

@@ -205,7 +205,14 @@ struct actrack_activity {
 	__u32 user_data;	/* reference of its user data, 0 = none */
 	__u8  type;		/* ACTRACK_ACT_* */
 	__u8  reserved0[3];
-	__u64 reserved[3];
+	/*
+	 * The wait's relative timeout in ns, as the waiting call was given
+	 * it; 0 = no timeout, or none recorded (a wait with a timeout that
+	 * recurs is a timer, not a hang: actrack-hangs(1)).  Older writers
+	 * left it 0.
+	 */
+	__u64 timeout_ns;
+	__u64 reserved[2];
 };
 
 /*
