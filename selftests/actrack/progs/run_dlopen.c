@@ -2,8 +2,7 @@
 /*
  * An unmodified program for run_preload: loads the library LIB with
  * dlopen() after it started and calls its function `run_plugin` (which the
- * test builds: it prints "loaded" and reads stdin until it is closed, or
- * crashes).
+ * test builds: it prints "loaded" and reads stdin until it is closed).
  *
  *   run_dlopen LIB
  */

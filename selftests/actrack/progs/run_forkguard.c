@@ -5,8 +5,9 @@
  * master does from its signal handlers).  To land the signal there every
  * time, the program defines malloc(), which the library's pthread_create()
  * wrapper calls inside its bookkeeping: armed, it raises SIGUSR1 first.
- * The handler forks; the child prints "child PID", "forked" and reads stdin until
- * it is closed; the parent carries on, then waits for the child.
+ * The handler forks; the child prints "child PID" and "forked", then reads
+ * stdin until it is closed; the parent carries on, then waits for the
+ * child.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

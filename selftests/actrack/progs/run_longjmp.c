@@ -27,7 +27,7 @@ static void on_usr1(int sig)
 	siglongjmp(env, 1);
 }
 
-/* Is thread @tid in system call @nr ((/proc/self/task/TID/syscall)? */
+/* Is thread @tid in system call @nr (/proc/self/task/TID/syscall)? */
 static int in_syscall(pid_t tid, long nr)
 {
 	char path[64], buf[64];
