@@ -19,8 +19,11 @@
  * grouped: O(n log n) however many records a big arena holds.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "internal.h"
 
 struct snap_key {
@@ -769,6 +772,43 @@ err:
 	return ret;
 }
 
+/*
+ * A live arena's processes as they call themselves now: programs that
+ * rewrite their argv (setproctitle(), as PostgreSQL and nginx do) do it
+ * after the record was written at attach.  Only a process of our pid
+ * namespace, on the boot the arena comes from, whose pid still has the
+ * record's start time, is that process; the others keep their record's.
+ */
+static void refresh_cmdlines(struct actrack_snapshot *s)
+{
+	uint32_t self_ns = __actrack_pid_ns_of("self");
+	uint8_t boot[16];
+	char path[48], buf[ACTRACK_CMDLINE_MAX];
+
+	if (actrack_boot_id(boot) || memcmp(boot, s->header.boot_id, 16))
+		return;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		struct actrack_snap_process *p = &s->processes[i];
+		uint64_t ticks;
+		ssize_t n;
+		int fd;
+
+		if (!p->has_record || (p->pid_ns && p->pid_ns != self_ns) ||
+		    actrack_read_start_ticks((pid_t)p->pid, &ticks) ||
+		    ticks != p->start_ticks)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/cmdline", p->pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+		/* Empty: a zombie, or a kernel thread; keep the record's. */
+		if (n > 0)
+			__actrack_join_cmdline(p->cmdline, buf, (uint32_t)n);
+	}
+}
+
 ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 				      struct actrack_snapshot **out)
 {
@@ -791,6 +831,8 @@ ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 	if (!ret && m.backend == ACTRACK_BACKEND_FILE &&
 	    (*out)->header.saved_mono_ns)
 		(*out)->taken_mono_ns = (*out)->header.saved_mono_ns;
+	else if (!ret)
+		refresh_cmdlines(*out);
 	__actrack_unmap(&m);
 	return ret;
 }

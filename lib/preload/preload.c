@@ -65,8 +65,26 @@
 #define ENV_NOTICE	"ACTRACK_RUN_NOTICE"
 #define PRELOAD_NAME	"libactrack-preload.so"
 
-static __thread unsigned int guard __attribute__((tls_model("initial-exec")));
+/*
+ * Inside our own bookkeeping?  volatile: the compiler must not drop the
+ * increment around a call it believes cannot reach us (it did around
+ * malloc(), which a program may define and which a signal may interrupt).
+ */
+static __thread volatile unsigned int guard
+	__attribute__((tls_model("initial-exec")));
 static int ready;
+
+/*
+ * Leave our bookkeeping.  Never below 0: a child forked from a signal
+ * handler that interrupted our bookkeeping starts with the guard cleared
+ * (child_after_fork), and if it returns into that bookkeeping its
+ * decrement must not wrap around to "inside" for ever.
+ */
+static inline void guard_leave(void)
+{
+	if (__builtin_expect(guard != 0, 1))
+		guard--;
+}
 
 /* ---- the next definitions -------------------------------------------- */
 
@@ -82,6 +100,7 @@ static int ready;
 	X(pthread_cond_wait) X(pthread_cond_timedwait)			\
 	X(pthread_cond_clockwait)					\
 	X(pthread_create) X(pthread_join) X(pthread_tryjoin_np)	\
+	X(pthread_clockjoin_np)						\
 	X(pthread_setname_np)						\
 	X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait)	\
 	X(wait) X(waitpid) X(wait3) X(wait4) X(waitid)			\
@@ -93,7 +112,27 @@ static int ready;
 	X(send) X(sendto) X(sendmsg)					\
 	X(accept) X(accept4) X(connect)					\
 	X(nanosleep) X(clock_nanosleep) X(sleep) X(usleep)		\
-	X(flock) X(fcntl) X(fcntl64) X(prctl)
+	X(flock) X(fcntl) X(fcntl64) X(prctl)				\
+	X(__read_chk) X(__pread_chk) X(__pread64_chk)			\
+	X(__recv_chk) X(__recvfrom_chk) X(__poll_chk) X(__ppoll_chk)	\
+	X(fsync) X(fdatasync) X(syncfs) X(sync_file_range)		\
+	X(preadv) X(pwritev) X(preadv64) X(pwritev64)			\
+	X(preadv2) X(pwritev2) X(preadv64v2) X(pwritev64v2)		\
+	X(posix_fallocate) X(posix_fallocate64)				\
+	X(fallocate) X(fallocate64) X(dlclose)
+
+/* The fortified calls' prototypes, which <unistd.h> and friends give
+ * only to fortified includers (their glibc ABI). */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
+ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off,
+		      size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+		       struct sockaddr *addr, socklen_t *addrlen);
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t,
+		const sigset_t *mask, size_t fdslen);
 
 #define X(name) static __typeof__(&name) real_##name;
 REAL_LIST(X)
@@ -138,25 +177,104 @@ static inline bool tracking(void)
  * when the call is the last instruction of an inlined function. */
 #define ORIGIN()	((uint64_t)(uintptr_t)__builtin_return_address(0) - 1)
 
-/* A wait with its relative timeout (0: none; the readiness calls). */
-static inline uint32_t push_timed(uint64_t origin, uint8_t type,
-				  uint64_t object, uint64_t info,
-				  uint64_t timeout_ns)
+/*
+ * The activities this thread's wrappers pushed and have not seen popped,
+ * each with the wrapper's frame address and call site.  A thread can
+ * leave a wrapper without returning through it: a signal handler that
+ * siglongjmp()s out of read() leaves read's io-wait pushed.  The next
+ * push proves it stale when it comes from a frame at or above the
+ * recorded one: two live frames cannot share an address, and a wrapper
+ * legitimately nested in that one (a signal handler's, on the same
+ * stack) runs below it.  A handler on an alternate signal stack proves
+ * nothing (its frames are anywhere): sigaltstack() tells, a system call
+ * made only in that rare case.  Until that next push the stale activity
+ * stays on the stack (readers cross-check it, actrack-run(1)).
+ */
+#define PENDING_MAX	8
+struct pending {
+	uint32_t tok;
+	uintptr_t frame;
+	uint64_t origin;
+};
+static __thread struct pending pending[PENDING_MAX]
+	__attribute__((tls_model("initial-exec")));
+static __thread unsigned int nr_pending
+	__attribute__((tls_model("initial-exec")));
+
+static void dl_flush(void);
+static __thread unsigned int dl_changed
+	__attribute__((tls_model("initial-exec")));
+
+/* Is @p (still) the activity at its depth, below the current depth? */
+static bool pending_live(const struct actrack_thread *t,
+			 const struct pending *p)
+{
+	uint32_t depth = __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
+
+	return p->tok <= depth && p->tok <= actrack__tls.slot_count &&
+	       ACTRACK_THREAD_SLOTS(t)[p->tok - 1].origin == p->origin;
+}
+
+static __attribute__((noinline)) void drop_stale(uintptr_t frame)
+{
+	struct actrack_thread *t = actrack__tls.tracker;
+	bool alt_checked = false;
+	stack_t ss;
+
+	while (nr_pending) {
+		struct pending *p = &pending[nr_pending - 1];
+
+		if (!t || !pending_live(t, p)) {
+			nr_pending--;	/* popped already */
+			continue;
+		}
+		if (frame < p->frame)
+			return;		/* nested below it: it is live */
+		if (!alt_checked) {
+			alt_checked = true;
+			if (!sigaltstack(NULL, &ss) &&
+			    (ss.ss_flags & SS_ONSTACK))
+				return;
+		}
+		actrack_pop(p->tok);
+		nr_pending--;
+	}
+}
+
+/* Push a wait with its relative timeout (0: none; the readiness calls). */
+static inline uint32_t push_at(uintptr_t frame, uint64_t origin,
+			       uint8_t type, uint64_t object, uint64_t info,
+			       uint64_t timeout_ns)
 {
 	int e = errno;
 	uint32_t tok;
 
 	guard++;
+	if (__builtin_expect(nr_pending != 0, 0))
+		drop_stale(frame);
+	if (__builtin_expect(dl_changed != 0, 0))
+		dl_flush();
 	tok = actrack__push_timed(origin, type, object, info, timeout_ns);
-	guard--;
+	if (tok && nr_pending < PENDING_MAX)
+		pending[nr_pending++] = (struct pending){ tok, frame, origin };
+	guard_leave();
 	errno = e;
 	return tok;
 }
 
-static inline uint32_t push(uint64_t origin, uint8_t type, uint64_t object,
-			    uint64_t info)
+/* The frame of the wrapper that expands it. */
+#define push_timed(origin, type, object, info, timeout_ns)		\
+	push_at((uintptr_t)__builtin_frame_address(0), (origin), (type),\
+		(object), (info), (timeout_ns))
+#define push(origin, type, object, info)				\
+	push_timed((origin), (type), (object), (info), 0)
+
+/* End a wrapper's activity (and forget it: it did not go stale). */
+static inline void pop(uint32_t tok)
 {
-	return push_timed(origin, type, object, info, 0);
+	actrack_pop(tok);
+	if (nr_pending && pending[nr_pending - 1].tok == tok)
+		nr_pending--;
 }
 
 /*
@@ -170,7 +288,7 @@ static __attribute__((noinline, cold)) void make_tracker(void)
 
 	guard++;
 	actrack__thread_slow();
-	guard--;
+	guard_leave();
 	errno = e;
 }
 
@@ -217,7 +335,7 @@ static __attribute__((noinline)) int mutex_lock_wait(pthread_mutex_t *m,
 	tok = push(origin, ACTRACK_ACT_LOCK_ACQUIRE, (uintptr_t)m,
 		   mutex_shared(m));
 	ret = REAL(pthread_mutex_lock)(m);
-	actrack_pop(tok);
+	pop(tok);
 	return ret;
 }
 
@@ -263,7 +381,7 @@ EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
 		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
 			   (uintptr_t)m, mutex_shared(m));
 		ret = REAL(pthread_mutex_timedlock)(m, abstime);
-		actrack_pop(tok);
+		pop(tok);
 	}
 	if (locked(ret))
 		actrack_held_add(m, mutex_shared(m));
@@ -286,7 +404,7 @@ EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
 			   (uintptr_t)m, mutex_shared(m));
 		ret = REAL(pthread_mutex_clocklock)(m, clk, abstime);
-		actrack_pop(tok);
+		pop(tok);
 	}
 	if (locked(ret))
 		actrack_held_add(m, mutex_shared(m));
@@ -319,7 +437,7 @@ EXPORT int name PARAMS							\
 		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,		\
 			   (uintptr_t)rw, rwlock_shared(rw));		\
 		ret = REAL(name) ARGS;					\
-		actrack_pop(tok);					\
+		pop(tok);						\
 	}								\
 	if (ret == 0)							\
 		actrack_held_add(rw, rwlock_shared(rw));		\
@@ -390,7 +508,7 @@ EXPORT int name PARAMS							\
 	had = actrack_held_remove(m);					\
 	tok = push(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)c, 0);	\
 	ret = REAL(name) ARGS;						\
-	actrack_pop(tok);						\
+	pop(tok);							\
 	/* Every return, timeouts and errors included, holds it again. */ \
 	if (had)							\
 		actrack_held_add(m, mutex_shared(m));			\
@@ -407,8 +525,90 @@ COND_WRAPPER(pthread_cond_clockwait, (pthread_cond_t *c, pthread_mutex_t *m,
 
 /* ---- threads ---------------------------------------------------------- */
 
+/*
+ * pthread_t -> tid of the threads pthread_create() started, filled in by
+ * each thread as the first thing it does (before its tracker: that takes
+ * an allocation in the arena, which can wait) and emptied as it ends.
+ * Lock-free: a thread claims an entry with a CAS of its handle.  @starting
+ * counts the threads created and not yet in the table: a join of a thread
+ * not found while it is nonzero may be of one that has not run yet, and
+ * learns its tid when it starts, without pthread_create() ever waiting.
+ */
+#define TID_ENTRIES	1024
+static struct {
+	uintptr_t th;		/* 0: free */
+	pid_t tid;		/* 0: being filled in */
+} tids[TID_ENTRIES];
+static unsigned int starting;
+static __thread unsigned int my_tid_entry	/* index + 1, 0: none */
+	__attribute__((tls_model("initial-exec")));
+
+static unsigned int tid_hash(uintptr_t th)
+{
+	return (unsigned int)((th >> 12) ^ (th >> 22)) % TID_ENTRIES;
+}
+
+static void tid_publish(void)
+{
+	uintptr_t self = (uintptr_t)pthread_self();
+	unsigned int h = tid_hash(self);
+
+	for (unsigned int i = 0; i < TID_ENTRIES; i++) {
+		unsigned int k = (h + i) % TID_ENTRIES;
+		uintptr_t none = 0;
+
+		if (__atomic_compare_exchange_n(&tids[k].th, &none, self,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&tids[k].tid, gettid(),
+					 __ATOMIC_RELEASE);
+			my_tid_entry = k + 1;
+			return;
+		}
+	}
+}
+
+static void tid_forget(void *unused)
+{
+	unsigned int k = my_tid_entry;
+
+	(void)unused;
+	if (!k)
+		return;
+	my_tid_entry = 0;
+	__atomic_store_n(&tids[k - 1].tid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tids[k - 1].th, 0, __ATOMIC_RELEASE);
+}
+
+/* The tid of @th: this table, else the library's (threads it tracked
+ * that we did not start), else 0. */
+static pid_t thread_tid(pthread_t th)
+{
+	uintptr_t want = (uintptr_t)th;
+	unsigned int h = tid_hash(want);
+	pid_t tid;
+
+	for (unsigned int i = 0; i < TID_ENTRIES; i++) {
+		unsigned int k = (h + i) % TID_ENTRIES;
+
+		if (__atomic_load_n(&tids[k].th, __ATOMIC_ACQUIRE) != want)
+			continue;
+		tid = __atomic_load_n(&tids[k].tid, __ATOMIC_ACQUIRE);
+		/* Still its entry after the read (not reused under us)? */
+		if (tid > 0 &&
+		    __atomic_load_n(&tids[k].th, __ATOMIC_ACQUIRE) == want)
+			return tid;
+	}
+	tid = actrack_pthread_tid(th);
+	return tid > 0 ? tid : 0;
+}
+
+/* How long a join of a thread not started yet waits between looks. */
+#define JOIN_LOOK_NS	(10 * 1000 * 1000)
+
 EXPORT int pthread_join(pthread_t th, void **retval)
 {
+	struct timespec t;
 	uint32_t tok;
 	pid_t tid;
 	int ret;
@@ -419,28 +619,50 @@ EXPORT int pthread_join(pthread_t th, void **retval)
 	ret = REAL(pthread_tryjoin_np)(th, retval);
 	if (ret != EBUSY)
 		return ret;
+	tid = thread_tid(th);
+	tok = push(ORIGIN(), ACTRACK_ACT_THREAD_JOIN, tid, 0);
 	/*
-	 * A thread joined right after it was created may not have made its
-	 * tracker yet (tracked_start): let it run a little, a bounded number
-	 * of times, before this thread blocks anyway.
+	 * Joined right after its creation, the thread may not have run yet:
+	 * wait in short timed joins until it has published its tid, then
+	 * name it in the activity (never while no thread is starting: the
+	 * thread is one we did not start, whose tid we cannot learn).
 	 */
-	tid = actrack_pthread_tid(th);
-	for (int i = 0; tid < 0 && i < 16; i++) {
-		sched_yield();
-		tid = actrack_pthread_tid(th);
+	while (!tid && tok && REAL(pthread_clockjoin_np)) {
+		/* A thread publishes its tid before it leaves @starting:
+		 * read in the other order, none is missed. */
+		bool more = __atomic_load_n(&starting, __ATOMIC_ACQUIRE);
+
+		tid = thread_tid(th);
+		if (tid) {
+			actrack_change(tok, (uint64_t)tid, 0);
+			break;
+		}
+		if (!more)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_nsec += JOIN_LOOK_NS;
+		if (t.tv_nsec >= 1000000000) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000;
+		}
+		ret = REAL(pthread_clockjoin_np)(th, retval, CLOCK_MONOTONIC,
+						 &t);
+		if (ret != ETIMEDOUT)
+			goto out;
 	}
-	tok = push(ORIGIN(), ACTRACK_ACT_THREAD_JOIN, tid > 0 ? tid : 0, 0);
 	ret = REAL(pthread_join)(th, retval);
-	actrack_pop(tok);
+out:
+	pop(tok);
 	return ret;
 }
 
 /*
- * A new thread gets its tracker before it runs the program's code, so
- * that a thread which never blocks in a tracked call is still known by
- * its tid (pthread_join's thread-join activity names it).  The start
- * record is the one allocation made for it, in pthread_create(), never
- * in a fast path; without memory the thread simply starts untracked.
+ * A new thread publishes its tid, then gets its tracker before it runs
+ * the program's code, so that a thread which never blocks in a tracked
+ * call is still known by its tid (pthread_join's thread-join activity
+ * names it).  The start record is the one allocation made for it, in
+ * pthread_create(), never in a fast path; without memory the thread
+ * simply starts untracked.
  */
 struct start {
 	void *(*fn)(void *);
@@ -450,10 +672,18 @@ struct start {
 static void *tracked_start(void *p)
 {
 	struct start st = *(struct start *)p;
+	void *ret;
 
+	tid_publish();
+	__atomic_sub_fetch(&starting, 1, __ATOMIC_RELEASE);
 	free(p);
 	make_tracker();
-	return st.fn(st.arg);
+	/* Forgotten however the thread ends: return, pthread_exit(),
+	 * cancellation. */
+	pthread_cleanup_push(tid_forget, NULL);
+	ret = st.fn(st.arg);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
@@ -466,15 +696,18 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return REAL(pthread_create)(th, attr, fn, arg);
 	guard++;
 	st = malloc(sizeof(*st));
-	guard--;
+	guard_leave();
 	errno = e;
 	if (!st)
 		return REAL(pthread_create)(th, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
+	__atomic_add_fetch(&starting, 1, __ATOMIC_ACQ_REL);
 	ret = REAL(pthread_create)(th, attr, tracked_start, st);
-	if (ret)
+	if (ret) {
+		__atomic_sub_fetch(&starting, 1, __ATOMIC_RELEASE);
 		free(st);
+	}
 	errno = e;
 	return ret;
 }
@@ -490,7 +723,7 @@ EXPORT int pthread_setname_np(pthread_t th, const char *name)
 
 		guard++;
 		actrack_set_thread_name(name);
-		guard--;
+		guard_leave();
 		errno = e;
 	}
 	return ret;
@@ -524,7 +757,7 @@ EXPORT int prctl(int option, ...)
 		name[n] = 0;
 		guard++;
 		actrack_set_thread_name(name);
-		guard--;
+		guard_leave();
 		errno = e;
 	}
 	return ret;
@@ -548,7 +781,7 @@ EXPORT int name PARAMS							\
 	errno = e;							\
 	tok = push(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)s, 0);	\
 	ret = REAL(name) ARGS;						\
-	actrack_pop(tok);						\
+	pop(tok);							\
 	return ret;							\
 }
 
@@ -569,7 +802,7 @@ EXPORT pid_t name PARAMS						\
 		return REAL(name) ARGS;					\
 	tok = push(ORIGIN(), ACTRACK_ACT_PROCESS_WAIT, (object), 0);	\
 	ret = REAL(name) ARGS;						\
-	actrack_pop(tok);						\
+	pop(tok);							\
 	return ret;							\
 }
 
@@ -591,7 +824,7 @@ EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int opt)
 	tok = push(ORIGIN(), ACTRACK_ACT_PROCESS_WAIT,
 		   type == P_PID ? (uint64_t)id : 0, 0);
 	ret = REAL(waitid)(type, id, info, opt);
-	actrack_pop(tok);
+	pop(tok);
 	return ret;
 }
 
@@ -613,7 +846,7 @@ EXPORT type name PARAMS							\
 	tok = push(ORIGIN(), ACTRACK_ACT_IO_WAIT, (uint64_t)(fd),	\
 		   (uint64_t)(bytes));					\
 	ret = REAL(name) ARGS;						\
-	actrack_pop(tok);						\
+	pop(tok);							\
 	return ret;							\
 }
 
@@ -663,6 +896,63 @@ IO_WRAPPER(int, connect, (int fd, const struct sockaddr *a, socklen_t l),
 	   (fd, a, l), fd, 0)
 /* File locks wait on a descriptor too: an io-wait on it (no owner). */
 IO_WRAPPER(int, flock, (int fd, int op), (fd, op), fd, 0)
+
+/*
+ * The fortified variants (-D_FORTIFY_SOURCE, which distributions build
+ * with) that block: the program calls these instead of read(), pread(),
+ * recv(), recvfrom() when the buffer's size is known.  The real call makes
+ * the check (and aborts on an overflow, as without us).
+ */
+IO_WRAPPER(ssize_t, __read_chk, (int fd, void *b, size_t n, size_t bl),
+	   (fd, b, n, bl), fd, n)
+IO_WRAPPER(ssize_t, __pread_chk, (int fd, void *b, size_t n, off_t o,
+				  size_t bl), (fd, b, n, o, bl), fd, n)
+IO_WRAPPER(ssize_t, __pread64_chk, (int fd, void *b, size_t n, off64_t o,
+				    size_t bl), (fd, b, n, o, bl), fd, n)
+IO_WRAPPER(ssize_t, __recv_chk, (int fd, void *b, size_t n, size_t bl,
+				 int f), (fd, b, n, bl, f), fd, n)
+IO_WRAPPER(ssize_t, __recvfrom_chk, (int fd, void *b, size_t n, size_t bl,
+				     int f, struct sockaddr *a,
+				     socklen_t *l), (fd, b, n, bl, f, a, l),
+	   fd, n)
+
+/* Where storage makes a program wait: writeback, vectored and
+ * positioned transfers, block allocation.  The byte count is the range's
+ * (0 for "the whole file"). */
+IO_WRAPPER(int, fsync, (int fd), (fd), fd, 0)
+IO_WRAPPER(int, fdatasync, (int fd), (fd), fd, 0)
+IO_WRAPPER(int, syncfs, (int fd), (fd), fd, 0)
+IO_WRAPPER(int, sync_file_range, (int fd, off64_t o, off64_t n,
+				  unsigned int f), (fd, o, n, f), fd, n)
+IO_WRAPPER(ssize_t, preadv, (int fd, const struct iovec *v, int n, off_t o),
+	   (fd, v, n, o), fd, iov_bytes(v, n))
+IO_WRAPPER(ssize_t, pwritev, (int fd, const struct iovec *v, int n,
+			      off_t o), (fd, v, n, o), fd, iov_bytes(v, n))
+IO_WRAPPER(ssize_t, preadv64, (int fd, const struct iovec *v, int n,
+			       off64_t o), (fd, v, n, o), fd, iov_bytes(v, n))
+IO_WRAPPER(ssize_t, pwritev64, (int fd, const struct iovec *v, int n,
+				off64_t o), (fd, v, n, o), fd,
+	   iov_bytes(v, n))
+IO_WRAPPER(ssize_t, preadv2, (int fd, const struct iovec *v, int n, off_t o,
+			      int f), (fd, v, n, o, f), fd, iov_bytes(v, n))
+IO_WRAPPER(ssize_t, pwritev2, (int fd, const struct iovec *v, int n,
+			       off_t o, int f), (fd, v, n, o, f), fd,
+	   iov_bytes(v, n))
+IO_WRAPPER(ssize_t, preadv64v2, (int fd, const struct iovec *v, int n,
+				 off64_t o, int f), (fd, v, n, o, f), fd,
+	   iov_bytes(v, n))
+IO_WRAPPER(ssize_t, pwritev64v2, (int fd, const struct iovec *v, int n,
+				  off64_t o, int f), (fd, v, n, o, f), fd,
+	   iov_bytes(v, n))
+/* posix_fallocate returns an error number, not -1 and errno: kept. */
+IO_WRAPPER(int, posix_fallocate, (int fd, off_t o, off_t n), (fd, o, n),
+	   fd, n)
+IO_WRAPPER(int, posix_fallocate64, (int fd, off64_t o, off64_t n),
+	   (fd, o, n), fd, n)
+IO_WRAPPER(int, fallocate, (int fd, int m, off_t o, off_t n), (fd, m, o, n),
+	   fd, n)
+IO_WRAPPER(int, fallocate64, (int fd, int m, off64_t o, off64_t n),
+	   (fd, m, o, n), fd, n)
 
 /* ---- readiness: an io-wait on the first (poll) or highest (select) fd,
  * or the epoll descriptor, with its timeout; a zero timeout does not wait
@@ -743,7 +1033,7 @@ static inline void resume_note(uint32_t tok, uint64_t origin, uint64_t obj,
 		r->depth = tok;
 		r->time_ns = a->time_ns;
 	}
-	actrack_pop(tok);
+	pop(tok);
 	if (r->set)
 		r->version = __atomic_load_n(&actrack__tls.tracker->version,
 					     __ATOMIC_RELAXED);
@@ -773,7 +1063,7 @@ EXPORT type name PARAMS							\
 		resume_note(tok, origin, (uint64_t)(fd),		\
 			    ret < 0 && errno == EINTR);			\
 	else								\
-		actrack_pop(tok);					\
+		pop(tok);					\
 	return ret;							\
 }
 
@@ -823,6 +1113,23 @@ POLL_WRAPPER(int, epoll_pwait, (int ep, struct epoll_event *ev, int n,
 				int tmo, const sigset_t *m),
 	     (ep, ev, n, tmo, m), tmo == 0, false, ep, ms_ns(tmo), true)
 
+/* The fortified poll and ppoll (-D_FORTIFY_SOURCE, the array's size
+ * known): as poll and ppoll; the real call checks the size. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+POLL_WRAPPER(int, __poll_chk, (struct pollfd *f, nfds_t n, int tmo,
+			       size_t l), (f, n, tmo, l), tmo == 0,
+	     !n || !f, first_fd(f, n), ms_ns(tmo), false)
+POLL_WRAPPER(int, __ppoll_chk, (struct pollfd *f, nfds_t n,
+				const struct timespec *t, const sigset_t *m,
+				size_t l), (f, n, t, m, l), ts_zero(t),
+	     !n || !f, first_fd(f, n), ts_ns(t), false)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 /* ---- sleeps: a generic activity (action 1), info = nanoseconds --------- */
 
 EXPORT int nanosleep(const struct timespec *r, struct timespec *m)
@@ -834,7 +1141,7 @@ EXPORT int nanosleep(const struct timespec *r, struct timespec *m)
 		return REAL(nanosleep)(r, m);
 	tok = push(ORIGIN(), ACT_SLEEP, CLOCK_MONOTONIC, ts_ns(r));
 	ret = REAL(nanosleep)(r, m);
-	actrack_pop(tok);
+	pop(tok);
 	return ret;
 }
 
@@ -849,7 +1156,7 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *r,
 	tok = push(ORIGIN(), ACT_SLEEP, clk, flags & TIMER_ABSTIME ? 0 :
 		   ts_ns(r));
 	ret = REAL(clock_nanosleep)(clk, flags, r, m);
-	actrack_pop(tok);
+	pop(tok);
 	return ret;
 }
 
@@ -863,7 +1170,7 @@ EXPORT unsigned int sleep(unsigned int s)
 	tok = push(ORIGIN(), ACT_SLEEP, CLOCK_REALTIME,
 		   (uint64_t)s * 1000000000ULL);
 	ret = REAL(sleep)(s);
-	actrack_pop(tok);
+	pop(tok);
 	return ret;
 }
 
@@ -876,7 +1183,7 @@ EXPORT int usleep(useconds_t us)
 		return REAL(usleep)(us);
 	tok = push(ORIGIN(), ACT_SLEEP, CLOCK_REALTIME, (uint64_t)us * 1000);
 	ret = REAL(usleep)(us);
-	actrack_pop(tok);
+	pop(tok);
 	return ret;
 }
 
@@ -918,12 +1225,147 @@ EXPORT int name(int fd, int cmd, ...)					\
 		return REAL(name)(fd, cmd, arg);			\
 	tok = push(ORIGIN(), ACTRACK_ACT_IO_WAIT, (uint64_t)fd, 0);	\
 	ret = REAL(name)(fd, cmd, arg);					\
-	actrack_pop(tok);						\
+	pop(tok);							\
 	return ret;							\
 }
 
 FCNTL_WRAPPER(fcntl)
 FCNTL_WRAPPER(fcntl64)
+
+/* ---- libraries loaded at run time -------------------------------------- */
+
+/*
+ * A library dlopen()ed after attach must be in the process's module list
+ * before the process dies, or its frames in a death report are bare
+ * addresses.  dlopen() and dlsym() find objects and symbols relative to
+ * their caller (the caller's RUNPATH, $ORIGIN, RTLD_NEXT), which a C
+ * wrapper would replace with this library: they are entered through
+ * jumps that keep the caller's return address.  dlopen() marks the
+ * thread's list stale; its next dlsym() (how a program reaches the code
+ * it loaded) or tracked call records the modules again, after the load.
+ * dlclose() is caller-independent: a plain wrapper.  Other architectures:
+ * not interposed (actrack-run(1)).
+ */
+static void dl_flush(void)
+{
+	dl_changed = 0;
+	actrack_record_modules();
+}
+
+EXPORT int dlclose(void *h)
+{
+	int ret;
+
+	CHECK_REAL(dlclose, -1);
+	ret = REAL(dlclose)(h);
+	if (ret == 0 && tracking())
+		dl_changed = 1;
+	return ret;
+}
+
+#if defined(__x86_64__)
+static void *real_dlopen_p __attribute__((used));
+static void *real_dlsym_p __attribute__((used));
+
+/* Called from the jumps below (hence not static); never through dlsym
+ * itself, which would enter our own. */
+__attribute__((used)) void *preload_dl_slow(int which);
+__attribute__((used)) void *preload_dl_slow(int which)
+{
+	void **slot = which ? &real_dlsym_p : &real_dlopen_p;
+	const char *name = which ? "dlsym" : "dlopen";
+	void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+	if (!p)
+		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
+	if (!p)
+		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+	__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+	if (which && dl_changed && tracking()) {
+		int e = errno;
+
+		guard++;
+		dl_flush();
+		guard_leave();
+		errno = e;
+	}
+	return p;
+}
+
+/* Argument registers kept around the slow call (rdi, rsi, rdx, rcx;
+ * 4 pushes + 8 keep the call 16-byte aligned). */
+#define DL_SLOW(which)							\
+	"	pushq %rdi\n	.cfi_adjust_cfa_offset 8\n"		\
+	"	pushq %rsi\n	.cfi_adjust_cfa_offset 8\n"		\
+	"	pushq %rdx\n	.cfi_adjust_cfa_offset 8\n"		\
+	"	pushq %rcx\n	.cfi_adjust_cfa_offset 8\n"		\
+	"	subq $8, %rsp\n	.cfi_adjust_cfa_offset 8\n"		\
+	"	movl $" #which ", %edi\n"				\
+	"	call preload_dl_slow\n"					\
+	"	addq $8, %rsp\n	.cfi_adjust_cfa_offset -8\n"		\
+	"	popq %rcx\n	.cfi_adjust_cfa_offset -8\n"		\
+	"	popq %rdx\n	.cfi_adjust_cfa_offset -8\n"		\
+	"	popq %rsi\n	.cfi_adjust_cfa_offset -8\n"		\
+	"	popq %rdi\n	.cfi_adjust_cfa_offset -8\n"		\
+	"	jmp *%rax\n"
+
+__asm__(
+"	.text\n"
+"	.globl dlopen\n"
+"	.type dlopen, @function\n"
+"	.p2align 4\n"
+"dlopen:\n"
+"	.cfi_startproc\n"
+"	movq dl_changed@gottpoff(%rip), %rax\n"
+"	movl $1, %fs:(%rax)\n"
+"	movq real_dlopen_p(%rip), %rax\n"
+"	testq %rax, %rax\n"
+"	jz 1f\n"
+"	jmp *%rax\n"
+"1:\n"
+	DL_SLOW(0)
+"	.cfi_endproc\n"
+"	.size dlopen, .-dlopen\n"
+"	.globl dlsym\n"
+"	.type dlsym, @function\n"
+"	.p2align 4\n"
+"dlsym:\n"
+"	.cfi_startproc\n"
+"	movq dl_changed@gottpoff(%rip), %rax\n"
+"	cmpl $0, %fs:(%rax)\n"
+"	jne 1f\n"
+"	movq real_dlsym_p(%rip), %rax\n"
+"	testq %rax, %rax\n"
+"	jz 1f\n"
+"	jmp *%rax\n"
+"1:\n"
+	DL_SLOW(1)
+"	.cfi_endproc\n"
+"	.size dlsym, .-dlsym\n"
+);
+#endif
+
+/* ---- fork ---------------------------------------------------------------- */
+
+/*
+ * The child of a fork() made by a signal handler that interrupted our
+ * bookkeeping (a server's master forks that way) inherits the guard set:
+ * it would stay untracked for ever.  The child's single thread is in no
+ * bookkeeping of ours that it can see (the interrupted one is below the
+ * handler it runs), so it starts afresh: no guard, no pending activities
+ * (its tracker is a new one), no other threads' tids, none starting.
+ */
+static void child_after_fork(void)
+{
+	guard = 0;
+	nr_pending = 0;
+	__atomic_store_n(&starting, 0, __ATOMIC_RELAXED);
+	for (unsigned int k = 0; k < TID_ENTRIES; k++)
+		if (k + 1 != my_tid_entry) {
+			tids[k].tid = 0;
+			tids[k].th = 0;
+		}
+}
 
 /* ---- start-up ---------------------------------------------------------- */
 
@@ -1003,6 +1445,11 @@ __attribute__((constructor)) static void preload_init(void)
 #define X(name) REAL(name);
 	REAL_LIST(X)
 #undef X
+#if defined(__x86_64__)
+	preload_dl_slow(0);
+	real_dlsym_p = preload_dl_slow(1);
+#endif
+	pthread_atfork(NULL, NULL, child_after_fork);
 	nf = getenv(ENV_NO_FOLLOW);
 	if (nf && *nf)
 		drop_from_ld_preload();
@@ -1014,7 +1461,7 @@ __attribute__((constructor)) static void preload_init(void)
 	ret = actrack_thread_init(NULL);
 	if (ret)
 		notice_untracked(ret);
-	guard--;
+	guard_leave();
 	__atomic_store_n(&ready, 1, __ATOMIC_RELAXED);
 	errno = e;
 }

@@ -551,7 +551,11 @@ TEST(without_an_arena_the_program_runs)
 	ASSERT_EQ(0, run_cli(&r, NULL, echo));
 	EXPECT_EQ(7, r.status);
 	EXPECT_STREQ("x\n", r.out);
-	EXPECT_STREQ("", r.err);
+	/* Said once, on stderr; the program's output is its own. */
+	EXPECT_EQ(1, count_lines(r.err));
+	EXPECT_NE(NULL, strstr(r.err, "runs untracked: arena "
+			       "/nonexistent/actrack/arena: No such file or "
+			       "directory"));
 	run_free(&r);
 	ASSERT_EQ(0, run_cli(&r, NULL, err));
 	EXPECT_EQ(0, r.status);
@@ -562,6 +566,282 @@ TEST(without_an_arena_the_program_runs)
 	EXPECT_STREQ("y\n", r.out);
 	run_free(&r);
 	EXPECT_EQ(-1, access("/nonexistent/actrack/arena", F_OK));
+	teardown();
+}
+
+/* ---- issue 23: what real programs do -------------------------------- */
+
+/* The unmodified program progs/@name beside abba (setup found it). */
+static const char *prog(const char *name)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%.*s/%s",
+		 (int)(strrchr(abba, '/') - abba), abba, name);
+	return path;
+}
+
+/*
+ * In the arena now: how many activities of @type on @object the threads
+ * of process @pid have (all of them if @type is 0), or -1 if the process
+ * has no thread there.
+ */
+static int activities(pid_t pid, uint8_t type, uint64_t object)
+{
+	struct actrack_snapshot *s;
+	int n = -1;
+
+	if (actrack_snapshot_take(arena[0] ? arena : NULL,
+				  arena[0] ? ACTRACK_SNAP_ARENA_FILE : 0, &s))
+		return -1;
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->pid != (uint32_t)pid || !p->nr_threads)
+			continue;
+		n = n < 0 ? 0 : n;
+		for (uint32_t k = 0; k < p->nr_threads; k++)
+			for (uint32_t a = 0; a < p->threads[k].nr_activities;
+			     a++) {
+				const struct actrack_activity *act =
+					&p->threads[k].activities[a].a;
+
+				if (!type || (act->type == type &&
+					      act->object == object))
+					n++;
+			}
+	}
+	actrack_snapshot_free(s);
+	return n;
+}
+
+/* Poll (10 s at most) until process @pid has an io-wait on @fd. */
+static bool io_wait_shows(pid_t pid, int fd)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (activities(pid, ACTRACK_ACT_IO_WAIT, (uint64_t)fd) > 0)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+/*
+ * A thread joined right after its creation while it blocks on a mutex its
+ * joiner holds: the join names the thread's tid, so the cycle is found,
+ * every time (the thread may not have run when the join starts).
+ */
+TEST(join_right_after_create_is_a_deadlock)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	char buf[256];
+	struct job j;
+	struct run r;
+	int ret;
+
+	SETUP("joinrace");
+	argv[3] = (char *)prog("run_join");
+	for (int i = 0; i < 20; i++) {
+		unlink(arena);
+		ASSERT_EQ(0, start(&j, argv));
+		ASSERT_TRUE(read_until(&j, "joining", buf, sizeof(buf)));
+		ret = hangs_until(&r, 3, "1 deadlock");
+		kill_job(&j);
+		ASSERT_EQ(0, ret) TH_LOG("run %d", i);
+		EXPECT_NE(NULL, strstr(r.out, "DEADLOCK:"));
+		EXPECT_NE(NULL, strstr(r.out, " for tid "));
+		EXPECT_EQ(NULL, strstr(r.out, " for tid 0"));
+		EXPECT_NE(NULL, strstr(r.out, "at run_join_locker+"));
+		run_free(&r);
+	}
+	teardown();
+}
+
+/*
+ * siglongjmp() from a signal handler out of read(): the io-wait the
+ * wrapper pushed is popped by the thread's next tracked call, which
+ * comes from a frame the read's frame was below.
+ */
+TEST(siglongjmp_out_of_read_leaves_no_wait)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	char buf[256];
+	struct job j;
+	int fd = -1;
+
+	SETUP("longjmp");
+	argv[3] = (char *)prog("run_longjmp");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "jumped", buf, sizeof(buf)));
+	ASSERT_EQ(1, sscanf(buf, "fd %d", &fd));
+	/* Once the write that printed "jumped" has returned, nothing is on
+	 * the thread's stack, least of all the read it jumped out of. */
+	for (int i = 0; i < 1000 &&
+	     activities(j.pid, ACTRACK_ACT_IO_WAIT, 1) != 0; i++)
+		usleep(10 * 1000);
+	EXPECT_EQ(0, activities(j.pid, ACTRACK_ACT_IO_WAIT, 1));
+	EXPECT_EQ(0, activities(j.pid, ACTRACK_ACT_IO_WAIT, (uint64_t)fd));
+	EXPECT_EQ(0, activities(j.pid, 0, 0));
+	kill_job(&j);
+	teardown();
+}
+
+/* Built -O2 -D_FORTIFY_SOURCE=2, read() is __read_chk: still an io-wait. */
+TEST(fortified_read_is_an_io_wait)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	char buf[256];
+	struct job j;
+
+	SETUP("fortify");
+	argv[3] = (char *)prog("run_fortify");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "reading", buf, sizeof(buf)));
+	EXPECT_TRUE(io_wait_shows(j.pid, 0));
+	EXPECT_EQ(0, finish(&j));
+	teardown();
+}
+
+/*
+ * fork() from a signal handler that interrupted the preload's own
+ * bookkeeping (inside its pthread_create, in the program's malloc): the
+ * child does not inherit the preload's guard, so its calls are tracked.
+ */
+TEST(fork_from_handler_inside_bookkeeping_is_tracked)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	char buf[256];
+	struct job j;
+	int child = 0;
+
+	SETUP("forkguard");
+	argv[3] = (char *)prog("run_forkguard");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "forked", buf, sizeof(buf)));
+	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
+	EXPECT_TRUE(io_wait_shows(child, 0));
+	kill_job(&j);
+	teardown();
+}
+
+/* Run `cc ARGS...` quietly.  Return: its exit status, or -1. */
+static int cc(char *const argv[])
+{
+	struct run r;
+	int st;
+
+	if (run_program(&r, "/usr/bin/cc", NULL, argv))
+		return -1;
+	st = r.status;
+	run_free(&r);
+	return st;
+}
+
+/* A library loaded with dlopen() after attach is in the module list. */
+TEST(dlopened_library_is_a_module)
+{
+	static const char src[] =
+		"#include <stdio.h>\n"
+		"#include <unistd.h>\n"
+		"void run_plugin(void)\n"
+		"{\n"
+		"	char c;\n"
+		"	puts(\"loaded\");\n"
+		"	fflush(stdout);\n"
+		"	while (read(0, &c, 1) > 0)\n"
+		"		;\n"
+		"}\n";
+	char dir[] = "/tmp/actrack-run-dlopen-XXXXXX";
+	char c_path[64], so_path[64], buf[256];
+	char *ccv[] = { "cc", "-shared", "-fPIC", "-o", so_path, c_path,
+			NULL };
+	char *argv[] = { "actrack", "run", "--", NULL, so_path, NULL };
+	struct actrack_snapshot *s;
+	struct job j;
+	int fd, found = 0;
+
+	SETUP("dlopen");
+#if !defined(__x86_64__)
+	SKIP(return, "dlopen() is interposed on x86-64 only");
+#endif
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(c_path, sizeof(c_path), "%s/plugin.c", dir);
+	snprintf(so_path, sizeof(so_path), "%s/librun_plugin.so", dir);
+	fd = open(c_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)strlen(src), write(fd, src, strlen(src)));
+	close(fd);
+	if (access("/usr/bin/cc", X_OK) || cc(ccv)) {
+		unlink(c_path);
+		rmdir(dir);
+		SKIP(return, "no C compiler to build the library");
+	}
+	argv[3] = (char *)prog("run_dlopen");
+	ASSERT_EQ(0, start(&j, argv));
+	ASSERT_TRUE(read_until(&j, "loaded", buf, sizeof(buf)));
+	ASSERT_EQ(0, actrack_snapshot_take(arena[0] ? arena : NULL,
+					   arena[0] ? ACTRACK_SNAP_ARENA_FILE :
+					   0, &s));
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		for (uint32_t k = 0; s->processes[i].pid == (uint32_t)j.pid &&
+		     k < s->processes[i].nr_modules; k++)
+			found += !strcmp(s->processes[i].modules[k].path,
+					 so_path);
+	actrack_snapshot_free(s);
+	EXPECT_EQ(1, found);
+	EXPECT_EQ(0, finish(&j));
+	unlink(so_path);
+	unlink(c_path);
+	rmdir(dir);
+	teardown();
+}
+
+/*
+ * A program built with -fsanitize=address runs under `actrack run` (its
+ * runtime goes first in LD_PRELOAD) and is tracked.
+ */
+TEST(asan_program_runs_tracked)
+{
+	static const char src[] =
+		"#include <stdio.h>\n"
+		"int main(void)\n"
+		"{\n"
+		"	puts(\"asan ok\");\n"
+		"	return 0;\n"
+		"}\n";
+	char dir[] = "/tmp/actrack-run-asan-XXXXXX";
+	char c_path[64], exe[64];
+	char *ccv[] = { "cc", "-fsanitize=address", "-g", "-o", exe, c_path,
+			NULL };
+	char *argv[] = { "actrack", "run", "--", exe, NULL };
+	struct run r;
+	int fd;
+
+	SETUP("asan");
+	if (sizeof(void *) != 8)
+		SKIP(return, "this build's preload is 32-bit, cc's programs "
+		     "are not");
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(c_path, sizeof(c_path), "%s/asan.c", dir);
+	snprintf(exe, sizeof(exe), "%s/asan", dir);
+	fd = open(c_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)strlen(src), write(fd, src, strlen(src)));
+	close(fd);
+	if (access("/usr/bin/cc", X_OK) || cc(ccv)) {
+		unlink(c_path);
+		rmdir(dir);
+		SKIP(return, "no compiler or ASan runtime (libasan)");
+	}
+	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("asan ok\n", r.out);
+	EXPECT_STREQ("", r.err);
+	EXPECT_TRUE(tracked(exe));
+	run_free(&r);
+	unlink(exe);
+	unlink(c_path);
+	rmdir(dir);
 	teardown();
 }
 
