@@ -54,6 +54,61 @@ struct own_modules {
  */
 static struct own_modules *own_list;
 
+/*
+ * The first list lives here, not on the heap: a process that allocates
+ * nothing else (a shell's /bin/true) would pay the allocator's first use
+ * (getrandom, brk, a page) on every start.  Whoever holds @static_busy
+ * owns it; a list of more objects, or a second one while the first is in
+ * use, comes from malloc().
+ */
+#define STATIC_MODULES	64
+static union {
+	struct own_modules l;
+	char bytes[sizeof(struct own_modules) +
+		   STATIC_MODULES * sizeof(struct own_module)];
+} static_list;
+static int static_busy;
+
+static struct own_modules *list_alloc(uint32_t cap)
+{
+	struct own_modules *l;
+
+	if (cap <= STATIC_MODULES &&
+	    !__atomic_exchange_n(&static_busy, 1, __ATOMIC_ACQUIRE)) {
+		l = &static_list.l;
+		cap = STATIC_MODULES;
+	} else {
+		l = malloc(sizeof(*l) + cap * sizeof(l->m[0]));
+		if (!l)
+			return NULL;
+	}
+	l->nr = 0;
+	l->cap = cap;
+	return l;
+}
+
+static void list_release(struct own_modules *l)
+{
+	if (l == &static_list.l)
+		__atomic_store_n(&static_busy, 0, __ATOMIC_RELEASE);
+	else
+		free(l);
+}
+
+/* @l with room for 16 more, moved to the heap; NULL if out of memory. */
+static struct own_modules *list_grow(struct own_modules *l)
+{
+	struct own_modules *n = malloc(sizeof(*n) +
+				       (l->cap + 16) * sizeof(n->m[0]));
+
+	if (!n)
+		return NULL;
+	memcpy(n, l, sizeof(*l) + l->nr * sizeof(l->m[0]));
+	n->cap = l->cap + 16;
+	list_release(l);
+	return n;
+}
+
 struct collect {
 	struct own_modules *old;	/* taken: records to keep or free */
 	struct own_modules *cur;	/* being built */
@@ -171,14 +226,12 @@ static int record_one(struct dl_phdr_info *info, size_t size, void *data)
 	e.name_hash = named ? name_hash(info->dlpi_name) : 0;
 	if (c->cur->nr == c->cur->cap) {
 		/* More objects than counted (a dlopen() in between). */
-		struct own_modules *n = realloc(c->cur, sizeof(*n) +
-			(c->cur->cap + 16) * sizeof(n->m[0]));
+		struct own_modules *n = list_grow(c->cur);
 
 		if (!n) {
 			c->error = -ENOMEM;
 			return 1;
 		}
-		n->cap += 16;
 		c->cur = n;
 	}
 	if (keep_old(c, &e)) {
@@ -235,7 +288,7 @@ static void free_list(struct own_modules *l)
 						 l->m[i].ref,
 						 ACTRACK_TYPE_MODULE,
 						 l->m[i].id);
-	free(l);
+	list_release(l);
 }
 
 ACTRACK_API int actrack_record_modules(void)
@@ -251,11 +304,11 @@ ACTRACK_API int actrack_record_modules(void)
 	c.old = __atomic_exchange_n(&own_list, NULL, __ATOMIC_ACQ_REL);
 	if (c.old && !same_owner(c.old)) {
 		/* Inherited through fork(): the parent's records. */
-		free(c.old);
+		list_release(c.old);
 		c.old = NULL;
 	}
 	dl_iterate_phdr(count_one, &count);
-	c.cur = malloc(sizeof(*c.cur) + (count + 8) * sizeof(c.cur->m[0]));
+	c.cur = list_alloc(count + 8);
 	if (!c.cur) {
 		/* Nothing recorded, nothing freed: the old records stay. */
 		prev = __atomic_exchange_n(&own_list, c.old, __ATOMIC_ACQ_REL);
@@ -264,8 +317,6 @@ ACTRACK_API int actrack_record_modules(void)
 	}
 	c.cur->pid = p->pid;
 	c.cur->start_ticks = p->start_ticks;
-	c.cur->nr = 0;
-	c.cur->cap = count + 8;
 	dl_iterate_phdr(record_one, &c);
 	/* Old records of objects no longer loaded (or not reached after an
 	 * error); then whatever a racing recording installed meanwhile: it

@@ -9,6 +9,7 @@
  * records each loaded object once and frees nothing.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,41 @@ TEST(child_rerecord_leaves_the_parent_records)
 	ASSERT_EQ(parent.n, own_modules(getpid(), &after));
 	for (int i = 0; i < parent.n; i++)
 		EXPECT_TRUE(has(&after, &parent.r[i]));
+	unlink(arena_path);
+}
+
+static void *rerecord_loop(void *arg)
+{
+	int *bad = arg;
+
+	for (int i = 0; i < 200; i++)
+		if (actrack_record_modules() < 0)
+			(*bad)++;
+	return NULL;
+}
+
+/* Recordings racing each other leave exactly one record per object. */
+TEST(racing_rerecords_leave_one_record_per_object)
+{
+	static struct recs before, after;
+	int bad[4] = { 0 };
+	pthread_t th[4];
+
+	attach_fresh(_metadata, "race");
+	ASSERT_LT(1, own_modules(getpid(), &before));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, rerecord_loop,
+					    &bad[i]));
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+		EXPECT_EQ(0, bad[i]);
+	}
+	ASSERT_EQ(before.n, own_modules(getpid(), &after));
+	for (int i = 0; i < before.n; i++)
+		for (int j = 0; j < i; j++)
+			EXPECT_STRNE(after.r[i].path, after.r[j].path);
+	/* Whatever list won, the next re-record finds all of its records. */
+	EXPECT_EQ(before.n, actrack_record_modules());
 	unlink(arena_path);
 }
 
