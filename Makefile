@@ -395,7 +395,7 @@ $(O)/bench-vm/examples/vmbench: bench/vm/vmbench.c bench/bench.h $(LIBA)
 # Every figure one line "bench NAME value= unit= baseline= ratio=" (see
 # bench/run and docs/benchmarks.md); callgrind, LTTng-UST, nginx and the
 # VM's figures included.
-bench: benches cli $(O)/bench-vm/examples/vmbench \
+bench: benches cli $(PRELOAD) $(O)/bench-vm/examples/vmbench \
 		$(if $(LTTNG_UST),$(O)/bench/lttng_ust)
 	bench/run $(O)
 .PHONY: bench-vm

@@ -468,6 +468,24 @@ static struct actrack_block *reclaim_peek(struct actrack_arena *a, __u32 ref,
 }
 
 /*
+ * The free_blocks hint (see its header field): one more after a block was
+ * freed, one less (never below 0) after one was reclaimed.
+ */
+static void note_freed(struct actrack_arena *a)
+{
+	at_fetch_add(&arena_hdr(a)->free_blocks, 1);
+}
+
+static void note_reclaimed(struct actrack_arena *a)
+{
+	__u32 *n = &arena_hdr(a)->free_blocks;
+	__u32 cur = at_load(n);
+
+	while (cur && at_cas(n, cur, cur - 1) != cur)
+		cur = at_load(n);
+}
+
+/*
  * Where to start scanning: the hint if it names a linked block (a block
  * carved but not yet linked has next 0, which a walk would take for a
  * broken list), else the head.  In an honest arena every value ever stored
@@ -583,6 +601,13 @@ restart:
 			continue;	/* another allocator won it */
 		if (AT_RECLAIM_WINDOW)
 			at_store(&h->reclaim_hint, cur);
+		/*
+		 * Found by the whole-list scan while the count said none:
+		 * blocks freed by a writer that does not count them.  Leave
+		 * it at 1, so that the windows look again.
+		 */
+		if (budget != AT_SCAN_ALL || at_cas(&h->free_blocks, 0, 1))
+			note_reclaimed(a);
 		return reclaim_take(b, cur, size, type, owner, payload);
 	}
 	/*
@@ -693,9 +718,13 @@ __u32 actrack_arena_alloc_owned(struct actrack_arena *a, __u32 type,
 	 * free pointer is used up, so that "full" still means that no free
 	 * block of this type and size exists.
 	 */
-	ref = arena_reclaim(a, type, need, owner, &p,
-			    AT_RECLAIM_WINDOW ? AT_RECLAIM_WINDOW : AT_SCAN_ALL,
-			    &covered);
+	covered = false;
+	ref = 0;
+	if (!AT_RECLAIM_WINDOW || at_load(&arena_hdr(a)->free_blocks))
+		ref = arena_reclaim(a, type, need, owner, &p,
+				    AT_RECLAIM_WINDOW ? AT_RECLAIM_WINDOW :
+							AT_SCAN_ALL,
+				    &covered);
 	if (!ref)
 		ref = arena_bump(a, type, need, owner, &p, &full);
 	if (!ref && full && !covered)
@@ -748,6 +777,8 @@ bool actrack_arena_change_type(struct actrack_arena *a, __u32 ref, __u32 to,
 	at_fence_release();
 	arena_wipe(block_payload(b), size - AT_BLOCK_HDR);
 	at_store_release(&b->type_id, to);
+	if (type_is_free(to))
+		note_freed(a);
 	return true;
 }
 
@@ -1012,6 +1043,7 @@ static bool free_owned(struct actrack_arena *a, __u32 ref, __u32 type,
 	at_fence_release();
 	arena_wipe(o, payload);
 	at_store_release(&b->type_id, ACTRACK_TYPE_FREE(type));
+	note_freed(a);
 	return true;
 }
 
@@ -1104,6 +1136,7 @@ static bool free_unpublished(struct actrack_arena *a, __u32 ref, __u32 type,
 	at_fence_release();
 	arena_wipe(o, payload);
 	at_store_release(&b->type_id, ACTRACK_TYPE_FREE(type));
+	note_freed(a);
 	return true;
 }
 

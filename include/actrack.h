@@ -67,6 +67,8 @@ ACTRACK_API const char *actrack_version(void);
 
 /* Environment: ACTRACK_ARENA=path forces a file arena at path. */
 #define ACTRACK_ENV_ARENA	"ACTRACK_ARENA"
+/* Which process image attached last (ACTRACK_INIT_MARK_IMAGE). */
+#define ACTRACK_ENV_IMAGE	"ACTRACK_IMAGE"
 #define ACTRACK_FILE_DEFAULT_SIZE	(4U * 1024 * 1024)
 #define ACTRACK_DEFAULT_SLOTS	8
 
@@ -91,6 +93,15 @@ struct actrack_opts {
 };
 #define ACTRACK_INIT_NO_MODULE	(1U << 0)	/* never use /dev/actrack */
 #define ACTRACK_INIT_NO_MODULES	(1U << 1)	/* don't record ELF modules */
+/*
+ * The caller is single-threaded (a constructor, before main()): the
+ * library may name this image in the environment ($ACTRACK_IMAGE, "pid
+ * start_ticks"), so that a program it exec()s, which keeps the pid and
+ * its start time, frees this image's records in a file arena (where no
+ * module does) instead of leaving them beside its own.  The preload of
+ * `actrack run` sets it.
+ */
+#define ACTRACK_INIT_MARK_IMAGE	(1U << 2)
 
 /**
  * actrack_init() - attach this process to its arena.  Optional: the first

@@ -246,6 +246,36 @@ static int create_process_record(void)
 	return 0;
 }
 
+/* Our identity as ACTRACK_ENV_IMAGE holds it. */
+static void image_name(char *buf, size_t len)
+{
+	struct actrack_proc *p = &__actrack_proc;
+
+	snprintf(buf, len, "%u %llu", p->pid,
+		 (unsigned long long)p->start_ticks);
+}
+
+/* Did an image of this very process, before an exec(), attach? */
+static bool image_was_tracked(void)
+{
+	const char *env = getenv(ACTRACK_ENV_IMAGE);
+	char self[48];
+
+	if (!env)
+		return false;
+	image_name(self, sizeof(self));
+	return !strcmp(env, self);
+}
+
+/* Say so to the next image (ACTRACK_INIT_MARK_IMAGE: single-threaded). */
+static void mark_image(void)
+{
+	char self[48];
+
+	image_name(self, sizeof(self));
+	setenv(ACTRACK_ENV_IMAGE, self, 1);
+}
+
 /* Register with the kernel (module) or compute our identity (file). */
 static int register_identity(void)
 {
@@ -286,7 +316,7 @@ static int attach_locked(const struct actrack_opts *opts)
 		p->slots = ACTRACK_DEFAULT_SLOTS;
 		if (opts && opts->stack_slots)
 			p->slots = opts->stack_slots;
-		p->flags = opts ? opts->flags : 0;
+		p->flags = opts ? opts->flags & ~ACTRACK_INIT_MARK_IMAGE : 0;
 	}
 	ret = register_identity();
 	if (ret)
@@ -294,9 +324,11 @@ static int attach_locked(const struct actrack_opts *opts)
 	/*
 	 * exec() keeps the pid and its start time: records with our identity
 	 * are the previous image's (a wrapper script that exec()ed us), which
-	 * no module freed for a file arena.  Ours replace them.
+	 * no module freed for a file arena.  Ours replace them.  That costs a
+	 * walk of the arena, so only when the previous image said it was
+	 * tracked (ACTRACK_INIT_MARK_IMAGE).
 	 */
-	if (p->map.backend == ACTRACK_BACKEND_FILE) {
+	if (p->map.backend == ACTRACK_BACKEND_FILE && image_was_tracked()) {
 		struct actrack_owner_key self = {
 			.pid = p->pid, .pid_ns = p->pid_ns,
 			.start_ticks = p->start_ticks,
@@ -309,6 +341,10 @@ static int attach_locked(const struct actrack_opts *opts)
 	if (ret)
 		return ret;
 	__atomic_store_n(&p->attached, true, __ATOMIC_RELEASE);
+	/* Only the call that asked: a later attach (a retry, a forked
+	 * child) may run in any thread, where setenv() is not safe. */
+	if (opts && (opts->flags & ACTRACK_INIT_MARK_IMAGE))
+		mark_image();
 	if (!(p->flags & ACTRACK_INIT_NO_MODULES)) {
 		pthread_mutex_unlock(&p->lock);
 		actrack_record_modules();
@@ -425,7 +461,8 @@ static int check_opts(const struct actrack_opts *user,
 		return ret;
 	if (copy->stack_slots > ACTRACK_THREAD_MAX_SLOTS)
 		return -EINVAL;
-	if (copy->flags & ~(ACTRACK_INIT_NO_MODULE | ACTRACK_INIT_NO_MODULES))
+	if (copy->flags & ~(ACTRACK_INIT_NO_MODULE | ACTRACK_INIT_NO_MODULES |
+			    ACTRACK_INIT_MARK_IMAGE))
 		return -EINVAL;
 	*opts = copy;
 	return 0;

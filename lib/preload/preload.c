@@ -1458,7 +1458,12 @@ __attribute__((constructor)) static void preload_init(void)
 	 * code symbolizes even after it died) and give the main thread its
 	 * tracker; if that fails, pushes are dropped and retried later.
 	 */
-	ret = actrack_thread_init(NULL);
+	ret = actrack_init(&(struct actrack_opts){
+		.sz = sizeof(struct actrack_opts),
+		.flags = ACTRACK_INIT_MARK_IMAGE,	/* single-threaded */
+	});
+	if (!ret)
+		ret = actrack_thread_init(NULL);
 	if (ret)
 		notice_untracked(ret);
 	guard_leave();

@@ -14,6 +14,11 @@
  * whose links are bad or loop) only costs a scan from the head: the same
  * blocks are handed out and the arena is never flagged corrupt for it.
  *
+ * While no block is free (the header's free_blocks count: an arena nobody
+ * frees in, as a file arena without the module is until the records of
+ * the dead are collected), an allocation skips the window and bumps: it
+ * touches no page but the free pointer's and the list's tail.
+ *
  * Everything runs on anonymous memory through arena/arena.h, each arena
  * between two PROT_NONE guard pages (guarded_arena.h).
  */
@@ -110,6 +115,89 @@ TEST(scan_is_bounded_by_the_window)
 
 	ASSERT_EQ(0, mprotect((char *)t.a.base + lo, hi - lo,
 			      PROT_READ | PROT_WRITE));
+	tarena_free(&t);
+}
+
+/*
+ * An arena nobody freed a block in (free_blocks 0: a file arena without
+ * the module) costs an allocation no scan at all: blocks 60..1,900 are
+ * PROT_NONE and the hint points among them, so a window would fault; the
+ * block is bumped and the hint stays where it was.
+ */
+TEST(nothing_freed_means_no_scan)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct tarena t;
+	__u32 fp, lo, hi;
+
+	ASSERT_EQ(0, tarena_format(&t, 1024 * 1024, NULL));
+	ASSERT_EQ(0, fill(&t.a, 4096));
+	EXPECT_EQ(0u, hdr_of(&t)->free_blocks);
+	EXPECT_EQ(0u, hdr_of(&t)->reclaim_hint);
+	set_hint(&t, nth(100));
+	fp = hdr_of(&t)->freeptr;
+	lo = (nth(60) + pg - 1) / pg * pg;
+	hi = nth(1900) / pg * pg;
+	ASSERT_EQ(0, mprotect((char *)t.a.base + lo, hi - lo, PROT_NONE));
+
+	EXPECT_EQ(fp, actrack_arena_alloc(&t.a, TYPE, SMALL));
+	EXPECT_EQ(nth(100), hdr_of(&t)->reclaim_hint);
+	EXPECT_FALSE(actrack_arena_is_corrupt(&t.a));
+
+	ASSERT_EQ(0, mprotect((char *)t.a.base + lo, hi - lo,
+			      PROT_READ | PROT_WRITE));
+	tarena_free(&t);
+}
+
+/* Each free counts one, each reclaim takes one off, never below 0. */
+TEST(free_blocks_counts_frees_and_reclaims)
+{
+	struct tarena t;
+	__u32 ref;
+
+	ASSERT_EQ(0, tarena_format(&t, 1024 * 1024, NULL));
+	ASSERT_EQ(0, fill(&t.a, 4096));
+	ASSERT_TRUE(actrack_arena_free(&t.a, nth(3010), TYPE));
+	ASSERT_TRUE(actrack_arena_free(&t.a, nth(3020), TYPE));
+	EXPECT_EQ(2u, hdr_of(&t)->free_blocks);
+	set_hint(&t, nth(3000));
+	EXPECT_EQ(nth(3010), actrack_arena_alloc(&t.a, TYPE, SMALL));
+	EXPECT_EQ(1u, hdr_of(&t)->free_blocks);
+	EXPECT_EQ(nth(3020), actrack_arena_alloc(&t.a, TYPE, SMALL));
+	EXPECT_EQ(0u, hdr_of(&t)->free_blocks);
+	/* Counted low (a writer that frees without counting): stays 0. */
+	ASSERT_TRUE(actrack_arena_free(&t.a, nth(3030), TYPE));
+	at_store(&hdr_of(&t)->free_blocks, 0);
+	ref = actrack_arena_alloc(&t.a, TYPE, SMALL);
+	EXPECT_EQ(nth(4096), ref);
+	EXPECT_EQ(0u, hdr_of(&t)->free_blocks);
+	tarena_free(&t);
+}
+
+/*
+ * A block freed by a writer that does not count (free_blocks left at 0)
+ * is still found once the free pointer is used up, and then the count is
+ * set to 1 so that the windows look for the others again.
+ */
+TEST(uncounted_free_block_is_found_when_full)
+{
+	struct tarena t;
+	__u32 n;
+
+	ASSERT_EQ(0, tarena_format(&t, ACTRACK_ARENA_MIN_SIZE, NULL));
+	n = fill_up(&t.a);
+	ASSERT_LT(20u, n);
+	clear_full(&t);
+	ASSERT_TRUE(actrack_arena_free(&t.a, nth(5), TYPE));
+	ASSERT_TRUE(actrack_arena_free(&t.a, nth(15), TYPE));
+	at_store(&hdr_of(&t)->free_blocks, 0);
+	EXPECT_EQ(nth(5), actrack_arena_alloc(&t.a, TYPE, SMALL));
+	EXPECT_EQ(1u, hdr_of(&t)->free_blocks);
+	set_hint(&t, 0);
+	EXPECT_EQ(nth(15), actrack_arena_alloc(&t.a, TYPE, SMALL));
+	EXPECT_EQ(0u, hdr_of(&t)->free_blocks);
+	EXPECT_FALSE(hdr_of(&t)->flags & ACTRACK_ARENA_FULL);
+	EXPECT_FALSE(actrack_arena_is_corrupt(&t.a));
 	tarena_free(&t);
 }
 

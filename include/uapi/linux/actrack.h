@@ -103,7 +103,19 @@ struct actrack_arena_header {
 	 */
 	__u32 lost_records;
 	__u32 reclaimed_records;
-	__u32 reserved[31];	/* zero */
+	__u32 reserved[30];	/* zero */
+	/*
+	 * Any process, atomic, a hint only: blocks freed and not reclaimed
+	 * since, as counted by the writers that count them (ABI 1.4; a
+	 * writer that frees without counting leaves it low).  While it is 0 an allocation does not
+	 * scan its window of the list for a free block and bumps the free
+	 * pointer at once: an arena nobody frees in (a file arena without
+	 * the module, until records of the dead are collected) costs no
+	 * scan.  The whole-list scan when the free pointer is used up never
+	 * depends on it, so a low count costs compactness, never an
+	 * allocation.
+	 */
+	__u32 free_blocks;
 	/*
 	 * Any process, atomic (relaxed), a hint only: a block of the iterable
 	 * list where the last reclaim scan stopped, so that the next one goes

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What `actrack run` costs process-heavy work, without the module (a file
+ * arena in /dev/shm, fresh for every round, as a new user runs it), next
+ * to the same work run without it, in alternating rounds of one run:
+ *
+ *   run_exec_loop_400      `sh -c` running /bin/true 400 times in a loop
+ *                          (the shell's builtins only: 400 execs)
+ *   run_make_j2_small_tree `make -j2` of a generated tree of 30 small C
+ *                          files and one link (cc, cc1, as, ld: about 120
+ *                          processes)
+ *   run_start_true         one fork + exec + exit + wait of /bin/true
+ *                          with libactrack-preload.so in LD_PRELOAD, as
+ *                          `actrack run` starts every program it tracks:
+ *                          the tracked process's start (loading the two
+ *                          libraries, attach: map, process record,
+ *                          command line, modules; the main thread's
+ *                          tracker), against the same exec without it
+ *
+ * Each prints wall time (value tracked, baseline untracked, medians of
+ * the rounds), the paired ratio (median of each round's tracked/untracked:
+ * slow drifts in the machine's load cancel), and the CPU time (user +
+ * system of the process and all it waited for, from wait4()), which the
+ * other jobs of a shared machine disturb less than the wall clock.
+ * A round alternates which side runs first.  No figure is an assertion.
+ *
+ *   run_procs ACTRACK [loop|make|start]...   (default: all three)
+ *
+ * ACTRACK is the actrack executable; its preload is beside it (the build
+ * tree).  RUN_PROCS_ROUNDS (default 7) sets the rounds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "bench.h"
+
+#define MAX_ROUNDS	31
+#define TREE_FILES	30
+#define START_EXECS	100
+
+static char actrack[PATH_MAX];
+static char preload[PATH_MAX];
+static char arena[PATH_MAX];
+static char tree[PATH_MAX];
+
+struct cost {
+	double wall_ns;
+	double cpu_ns;
+};
+
+static double tv_ns(const struct timeval *tv)
+{
+	return (double)tv->tv_sec * 1e9 + (double)tv->tv_usec * 1e3;
+}
+
+/* Run @argv (with @env_preload in LD_PRELOAD if set) in @dir; wait. */
+static int run(char *const argv[], const char *dir, const char *env_preload,
+	       struct cost *c)
+{
+	struct rusage ru;
+	uint64_t t0 = bench_now_ns();
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0) {
+			dup2(null, 1);
+			close(null);
+		}
+		if (dir && chdir(dir))
+			_exit(126);
+		if (env_preload)
+			setenv("LD_PRELOAD", env_preload, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return -errno;
+	c->wall_ns += (double)(bench_now_ns() - t0);
+	c->cpu_ns += tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "run_procs: %s: status %#x\n", argv[0], status);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+/* One side of a workload: @tracked under a fresh arena. */
+typedef int (*side_fn)(bool tracked, struct cost *c);
+
+static int fresh_arena(void)
+{
+	if (unlink(arena) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static int exec_loop(bool tracked, struct cost *c)
+{
+	char *plain[] = { "/bin/sh", "-c",
+		"i=0; while [ $i -lt 400 ]; do /bin/true; i=$((i + 1)); done",
+		NULL };
+	char *under[] = { actrack, "run", "--", plain[0], plain[1],
+			  plain[2], NULL };
+
+	if (!tracked)
+		return run(plain, NULL, NULL, c);
+	return fresh_arena() ?: run(under, NULL, NULL, c);
+}
+
+static int make_tree(bool tracked, struct cost *c)
+{
+	char *clean[] = { "/usr/bin/make", "-s", "clean", NULL };
+	char *plain[] = { "/usr/bin/make", "-s", "-j2", NULL };
+	char *under[] = { actrack, "run", "--", plain[0], plain[1],
+			  plain[2], NULL };
+	struct cost ignored;
+	int ret;
+
+	ret = run(clean, tree, NULL, &ignored);
+	if (ret)
+		return ret;
+	if (!tracked)
+		return run(plain, tree, NULL, c);
+	return fresh_arena() ?: run(under, tree, NULL, c);
+}
+
+static int start_true(bool tracked, struct cost *c)
+{
+	char *argv[] = { "/bin/true", NULL };
+	struct cost sum = { 0, 0 };
+	int ret;
+
+	if (tracked && (ret = fresh_arena()))
+		return ret;
+	for (int i = 0; i < START_EXECS; i++) {
+		ret = run(argv, NULL, tracked ? preload : NULL, &sum);
+		if (ret)
+			return ret;
+	}
+	c->wall_ns += sum.wall_ns / START_EXECS;
+	c->cpu_ns += sum.cpu_ns / START_EXECS;
+	return 0;
+}
+
+/* A small C tree: TREE_FILES files of a few functions, one program. */
+static int write_tree(void)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(tree, sizeof(tree), "/tmp/actrack-bench-procs.XXXXXX");
+	if (!mkdtemp(tree))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/Makefile", tree);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "OBJS := $(patsubst %%.c,%%.o,$(wildcard *.c))\n"
+		   "prog: $(OBJS)\n\t$(CC) -o $@ $^\n"
+		   "%%.o: %%.c\n\t$(CC) -O1 -c -o $@ $<\n"
+		   "clean:\n\trm -f prog $(OBJS)\n");
+	fclose(f);
+	for (int i = 0; i < TREE_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/f%02d.c", tree, i);
+		f = fopen(path, "w");
+		if (!f)
+			return -errno;
+		fprintf(f, "#include <stdio.h>\n#include <string.h>\n");
+		for (int j = 0; j < 8; j++)
+			fprintf(f, "int f%d_%d(const char *s, int n)\n{\n"
+				   "\tint h = %d;\n"
+				   "\tfor (int k = 0; k < n; k++)\n"
+				   "\t\th = h * 31 + s[k %% (strlen(s) + 1)];\n"
+				   "\treturn h;\n}\n", i, j, j);
+		if (!i)
+			fprintf(f, "int main(void)\n{\n\tprintf(\"%%d\\n\", "
+				   "f0_0(\"x\", 1));\n\treturn 0;\n}\n");
+		fclose(f);
+	}
+	return 0;
+}
+
+static void remove_tree(void)
+{
+	char *argv[] = { "/bin/rm", "-rf", tree, NULL };
+	struct cost ignored;
+
+	if (tree[0])
+		run(argv, NULL, NULL, &ignored);
+}
+
+static int measure(const char *name, side_fn f, int rounds)
+{
+	double tw[MAX_ROUNDS], uw[MAX_ROUNDS], tc[MAX_ROUNDS], uc[MAX_ROUNDS];
+	double pw[MAX_ROUNDS], pc[MAX_ROUNDS];
+	char line[128];
+	int ret = 0;
+
+	for (int r = 0; r < rounds && !ret; r++) {
+		struct cost t = { 0, 0 }, u = { 0, 0 };
+
+		if (r % 2) {
+			ret = f(true, &t) ?: f(false, &u);
+		} else {
+			ret = f(false, &u) ?: f(true, &t);
+		}
+		tw[r] = t.wall_ns / 1e6;
+		uw[r] = u.wall_ns / 1e6;
+		tc[r] = t.cpu_ns / 1e6;
+		uc[r] = u.cpu_ns / 1e6;
+		pw[r] = tw[r] / uw[r];
+		pc[r] = tc[r] / uc[r];
+	}
+	if (ret) {
+		printf("bench %s FAIL %s\n", name, strerror(-ret));
+		return ret;
+	}
+	bench_line(name, bench_median(tw, rounds), "ms",
+		   bench_median(uw, rounds));
+	snprintf(line, sizeof(line), "%s_paired", name);
+	bench_line(line, bench_median(pw, rounds), "ratio", 1);
+	snprintf(line, sizeof(line), "%s_cpu", name);
+	bench_line(line, bench_median(tc, rounds), "ms",
+		   bench_median(uc, rounds));
+	snprintf(line, sizeof(line), "%s_cpu_paired", name);
+	bench_line(line, bench_median(pc, rounds), "ratio", 1);
+	return 0;
+}
+
+static bool want(int argc, char **argv, const char *what)
+{
+	if (argc <= 2)
+		return true;
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], what))
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("RUN_PROCS_ROUNDS");
+	int rounds = env ? atoi(env) : 7, ret = 0;
+	const char *slash;
+	struct stat st;
+
+	if (argc < 2) {
+		fprintf(stderr,
+			"usage: run_procs ACTRACK [loop|make|start]...\n");
+		return 2;
+	}
+	if (rounds < 1 || rounds > MAX_ROUNDS)
+		rounds = 7;
+	/* absolute: the make rounds run in the tree */
+	if (!realpath(argv[1], actrack)) {
+		fprintf(stderr, "run_procs: %s: %s\n", argv[1],
+			strerror(errno));
+		return 2;
+	}
+	slash = strrchr(actrack, '/');
+	snprintf(preload, sizeof(preload), "%.*slibactrack-preload.so",
+		 slash ? (int)(slash - actrack + 1) : 0, actrack);
+	if (stat(preload, &st)) {
+		printf("bench run_exec_loop_400 SKIP %s: %s\n", preload,
+		       strerror(errno));
+		return 0;
+	}
+	/* actrack run passes ACTRACK_ARENA on to the program: the file
+	 * arena, as without the module. */
+	snprintf(arena, sizeof(arena), "/dev/shm/actrack-bench-procs.%d",
+		 (int)getpid());
+	setenv("ACTRACK_ARENA", arena, 1);
+	if (want(argc, argv, "loop"))
+		ret = measure("run_exec_loop_400", exec_loop, rounds) ?: ret;
+	if (want(argc, argv, "make")) {
+		if (access("/usr/bin/make", X_OK) || write_tree()) {
+			printf("bench run_make_j2_small_tree SKIP no make, or "
+			       "no tree in /tmp\n");
+		} else {
+			ret = measure("run_make_j2_small_tree", make_tree,
+				      rounds) ?: ret;
+		}
+		remove_tree();
+	}
+	if (want(argc, argv, "start"))
+		ret = measure("run_start_true", start_true, rounds) ?: ret;
+	unlink(arena);
+	return ret ? 1 : 0;
+}
