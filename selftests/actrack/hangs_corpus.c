@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include "vm_util.h"	/* VM_UNDER_SANITIZER */
 #include "snapshot_helpers.h"
+#include "progs_util.h"
 
 #define NGINX		"/usr/sbin/nginx"
 #define PYTHON		"/usr/bin/python3"
@@ -69,22 +70,15 @@ static void rows_path(char *buf, size_t len)
 
 static const char *setup(const char *tag)
 {
-	const char *tmp = getenv("TMPDIR");
-	char *slash;
-	ssize_t n;
+	const char *tmp = getenv("TMPDIR"), *why;
 
 #ifdef VM_UNDER_SANITIZER
 	return "sanitizer build: its runtime cannot be preloaded into an "
 	       "uninstrumented program";
 #endif
-	n = readlink("/proc/self/exe", prog, sizeof(prog) - 32);
-	if (n <= 0)
-		return "no /proc/self/exe";
-	prog[n] = 0;
-	slash = strrchr(prog, '/');
-	strcpy(slash, "/progs/hang_cases");
-	if (access(prog, X_OK))
-		return "progs/hang_cases is not built beside the test";
+	why = progs_path(prog, sizeof(prog), "hang_cases");
+	if (why)
+		return why;
 	snprintf(arena, sizeof(arena), "%s/actrack-corpus-%s-%d",
 		 tmp && *tmp ? tmp : "/tmp", tag, (int)getpid());
 	unlink(arena);
@@ -275,24 +269,6 @@ static void skip_row(const char *name, bool real)
 }
 
 /* ---- not hangs ---------------------------------------------------------- */
-
-/* A port nothing listens on now (the kernel's pick for a bind to 0). */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int s, port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	if (!bind(s, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(s, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	close(s);
-	return port;
-}
 
 TEST(idle_nginx)
 {

@@ -40,6 +40,7 @@
 #include <sys/wait.h>
 #include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
 #include "snapshot_helpers.h"
+#include "progs_util.h"
 
 #define NGINX		"/usr/sbin/nginx"
 #define BODY		"hello from nginx under actrack\n"
@@ -85,24 +86,6 @@ static int loopback_up(void)
 	}
 	close(s);
 	return ret;
-}
-
-/* A port nothing listens on now (the kernel's pick for a bind to 0). */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int s, port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	if (!bind(s, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(s, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	close(s);
-	return port;
 }
 
 struct server {

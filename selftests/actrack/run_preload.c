@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
 #include "snapshot_helpers.h"
+#include "progs_util.h"
 
 static char abba[PATH_MAX];
 static char arena[256];
@@ -43,21 +44,15 @@ static char arena[256];
 
 static const char *setup(const char *tag)
 {
-	char *slash;
-	ssize_t n;
+	const char *why;
 
 #ifdef VM_UNDER_SANITIZER
 	return "sanitizer build: its runtime cannot be preloaded into an "
 	       "uninstrumented program";
 #endif
-	n = readlink("/proc/self/exe", abba, sizeof(abba) - 16);
-	if (n <= 0)
-		return "no /proc/self/exe";
-	abba[n] = 0;
-	slash = strrchr(abba, '/');
-	strcpy(slash, "/progs/abba");
-	if (access(abba, X_OK))
-		return "progs/abba is not built beside the test";
+	why = progs_path(abba, sizeof(abba), "abba");
+	if (why)
+		return why;
 	if (getenv("ACTRACK_IN_VM") && !access(ACTRACK_DEVICE_PATH, F_OK)) {
 		unsetenv(ACTRACK_ENV_ARENA);
 		arena[0] = 0;

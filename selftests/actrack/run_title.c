@@ -22,12 +22,14 @@
 #include <sys/wait.h>
 #include "vm_util.h"	/* the harness, VM_UNDER_SANITIZER */
 #include "snapshot_helpers.h"
+#include "progs_util.h"
 
 #define TITLE	"run_title: worker ready"
 
 TEST(ps_shows_the_current_title)
 {
-	char prog[PATH_MAX], arena[256], path[64], buf[256], *slash;
+	char prog[PATH_MAX], arena[256], path[64], buf[256];
+	const char *why;
 	char *argv[] = { "actrack", "run", "--", prog,
 			 "a-long-enough-argument-for-the-title", NULL };
 	char *ps[] = { "actrack", "ps", NULL };
@@ -40,13 +42,9 @@ TEST(ps_shows_the_current_title)
 	SKIP(return, "sanitizer build: its runtime cannot be preloaded into "
 	     "an uninstrumented program");
 #endif
-	n = readlink("/proc/self/exe", prog, sizeof(prog) - 32);
-	ASSERT_LT(0, n);
-	prog[n] = 0;
-	slash = strrchr(prog, '/');
-	strcpy(slash, "/progs/run_title");
-	if (access(prog, X_OK))
-		SKIP(return, "progs/run_title is not built beside the test");
+	why = progs_path(prog, sizeof(prog), "run_title");
+	if (why)
+		SKIP(return, "progs/run_title: %s", why);
 	snprintf(arena, sizeof(arena), "%s/actrack-run-title-%d",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
 	unlink(arena);
