@@ -34,14 +34,42 @@
 #include "vm_util.h"	/* VM_UNDER_SANITIZER */
 #include "snapshot_helpers.h"
 
-/* Sanitizer builds cannot preload into an uninstrumented program. */
+/*
+ * Why `actrack run` cannot be tried here, or NULL: sanitizer builds
+ * cannot preload into an uninstrumented program, and a test tree without
+ * the preload library beside the CLI (the kselftest layout) has none to
+ * preload.  The CLI itself is asked, so that its lookup stays the only one.
+ */
+static const char *preload_missing(void)
+{
 #ifdef VM_UNDER_SANITIZER
-#define NEEDS_PRELOAD()							\
-	SKIP(return, "sanitizer build: its runtime cannot be preloaded "  \
-	     "into an uninstrumented program")
+	return "sanitizer build: its runtime cannot be preloaded into an "
+	       "uninstrumented program";
 #else
-#define NEEDS_PRELOAD()	do { } while (0)
+	char *argv[] = { "actrack", "run", "--", "/bin/true", NULL };
+	static const char *why;
+	static bool asked;
+	struct run r;
+
+	if (asked)
+		return why;
+	asked = true;
+	if (run_cli(&r, NULL, argv))
+		why = "cannot run the CLI";
+	else if (r.status == 126 &&
+		 strstr(r.err, "cannot find libactrack-preload.so"))
+		why = "no libactrack-preload.so beside the CLI";
+	run_free(&r);
+	return why;
 #endif
+}
+
+#define NEEDS_PRELOAD()							\
+	do {								\
+		const char *why_ = preload_missing();			\
+		if (why_)						\
+			SKIP(return, "%s", why_);			\
+	} while (0)
 
 /* ---- a small tmpfs of our own, filled up ------------------------------- */
 
