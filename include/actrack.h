@@ -250,12 +250,13 @@ actrack__push_timed(uint64_t origin, uint8_t type, uint64_t object,
 	return depth + 1;
 }
 
-/* A wait without a timeout, or anything else. */
-static inline __attribute__((always_inline)) uint32_t
-actrack__push(uint64_t origin, uint8_t type, uint64_t object, uint64_t info)
-{
-	return actrack__push_timed(origin, type, object, info, 0);
-}
+/*
+ * A wait without a timeout, or anything else.  A macro, not a second
+ * inline layer: the ACTRACK_HERE() origin of the caller must stay one
+ * inline level from its code, or clang attributes it to this header.
+ */
+#define actrack__push(origin, type, object, info)			\
+	actrack__push_timed((origin), (type), (object), (info), 0)
 
 /**
  * actrack_pop() - end the activity that returned @token.  Also pops any
