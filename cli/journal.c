@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * actrack monitor's system side (cli/journal.h): module reloads, and the
- * death reports as journal entries.
+ * death reports as journal entries; and the hang watch's entries.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -3,7 +3,9 @@
  * actrack monitor's system side: module reloads reported on stderr, and
  * death reports written to the systemd journal (--journal).  Kept apart
  * from the renderers of cmd_monitor.c, which it calls through two
- * function pointers.
+ * function pointers.  Also the hang watch's entries (hangs --watch
+ * --journal), in the same field style, and the readers that deaths and
+ * hangs --history share.
  */
 #ifndef ACTRACK_CLI_JOURNAL_H
 #define ACTRACK_CLI_JOURNAL_H
