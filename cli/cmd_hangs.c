@@ -72,6 +72,8 @@ struct hangs {
 	bool live;			/* /proc shows its processes */
 	bool all;			/* --all: every judged wait */
 	bool unknown_is_hang;		/* --unknown-is-hang */
+	bool watching;			/* --watch: say a snapshot error once */
+	int snap_err;			/* the last one said, or 0 */
 	struct scope scope;
 	struct symbolizer *sym;
 	struct stacks *stacks;		/* --stacks, else NULL */
@@ -1237,10 +1239,29 @@ static int analyze(struct hangs *h)
  * snapshots @h->interval_ms apart (one of a saved image), every wait
  * judged.  Return: 0, 1 (a snapshot failed, already said) or -errno.
  */
+static int snapshot(struct hangs *h, struct actrack_snapshot **s)
+{
+	char reason[128];
+	int ret;
+
+	if (!h->watching)
+		return cli_snapshot(s);
+	/* Round after round: an arena not there yet (nothing tracked has
+	 * started) is said once, not every round, until it is readable. */
+	ret = actrack_snapshot_take(cli.arena, cli.arena ?
+				    ACTRACK_SNAP_ARENA_FILE : 0, s);
+	if (ret && ret != h->snap_err)
+		cli_errorf("%s: %s", cli_arena_name(),
+			   cli_arena_strerror(cli_arena_name(), ret, reason,
+					      sizeof(reason)));
+	h->snap_err = ret;
+	return ret;
+}
+
 static int look(struct hangs *h, struct actrack_snapshot **s1,
 		struct actrack_snapshot **s2)
 {
-	if (cli_snapshot(s1))
+	if (snapshot(h, s1))
 		return 1;
 	h->saved_image = cli_saved_image(*s1);
 	h->prev = *s1;
@@ -1252,7 +1273,7 @@ static int look(struct hangs *h, struct actrack_snapshot **s1,
 		if (h->live && sample_prev_cpu(h))
 			return -ENOMEM;
 		sleep_ms(h->interval_ms);
-		if (cli_snapshot(s2))
+		if (snapshot(h, s2))
 			return 1;
 	}
 	h->cur = *s2 ? *s2 : *s1;
@@ -1959,6 +1980,7 @@ int cmd_hangs(int argc, char **argv)
 		return history(&ho);
 	if (watching) {
 		w.stacks = stacks;
+		h.watching = true;
 		ret = watch(&h, &w);
 		sym_free(h.sym);
 		return ret;

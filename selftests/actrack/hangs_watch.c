@@ -497,6 +497,25 @@ TEST_F_TIMEOUT(watch, history_lists_the_entries, 240)
 	unlink(journal);
 }
 
+/* Before anything tracked has started there is no arena: said once, and
+ * the watch goes on. */
+TEST(missing_arena_said_once)
+{
+	char arena[256], want[320];
+	char *args[] = { "actrack", "--arena", arena, "hangs", "--watch",
+			 "--every", "100ms", "--rounds", "5", NULL };
+	struct run r;
+
+	test_path(arena, sizeof(arena), "watch-none");
+	ASSERT_EQ(0, run_cli(&r, NULL, args));
+	EXPECT_EQ(0, r.status);
+	snprintf(want, sizeof(want), "actrack: %s: No such file or "
+		 "directory\n", arena);
+	EXPECT_STREQ(want, r.err);
+	EXPECT_STREQ("", r.out);
+	run_free(&r);
+}
+
 TEST(usage_errors)
 {
 	char *a[] = { "actrack", "hangs", "--every", "1s", NULL };
