@@ -72,7 +72,7 @@ struct hangs {
 	bool live;			/* /proc shows its processes */
 	bool all;			/* --all: every judged wait */
 	bool unknown_is_hang;		/* --unknown-is-hang */
-	bool watching;			/* --watch: say a snapshot error once */
+	bool watching;			/* --watch: snapshot errors once */
 	int snap_err;			/* the last one said, or 0 */
 	struct scope scope;
 	struct symbolizer *sym;

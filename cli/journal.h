@@ -22,7 +22,7 @@
 #define ACTRACK_JOURNAL_GAP_ID		"a8f26c1b9e0d47c3b5d41e7f2c9a6b30"
 /* MESSAGE_IDs of a hang episode's first entry and of the one that says it
  * ended (actrack hangs --watch --journal; documented in actrack-hangs(1)). */
-#define ACTRACK_JOURNAL_HANG_ID		"e73f0a2ca8714de883c2ccd49c3a6394"
+#define ACTRACK_JOURNAL_HANG_ID	"e73f0a2ca8714de883c2ccd49c3a6394"
 #define ACTRACK_JOURNAL_HANG_END_ID	"8f7342c0e51541698eac2e95f7e640d0"
 
 /* A renderer of cmd_monitor.c: writes one report to @f. */
