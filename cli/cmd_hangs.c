@@ -1564,6 +1564,9 @@ static void episode_end(const struct hangs *h, struct watch *w,
 		.start_ticks = e->start_ticks, .wait_start_ns = e->wait_ns,
 		.comm = e->comm, .verdict = e->verdict, .wait = e->wait,
 	};
+	/* "the deadlock ended", "the hang ended", "the long wait ended" */
+	const char *what = strcmp(e->verdict, "owner-unknown") ? e->verdict :
+			   "long wait";
 	char *msg = NULL;
 
 	if (!e->written)
@@ -1572,7 +1575,7 @@ static void episode_end(const struct hangs *h, struct watch *w,
 		if (asprintf(&msg, "thread %u '%s' in process %u (%s): the "
 			     "%s ended: the process no longer runs "
 			     "(actrack deaths %u)", e->tid, e->name, e->pid,
-			     e->comm, e->verdict, e->pid) < 0)
+			     e->comm, what, e->pid) < 0)
 			msg = NULL;
 	} else {
 		char dur[32];
@@ -1580,7 +1583,7 @@ static void episode_end(const struct hangs *h, struct watch *w,
 		if (asprintf(&msg, "thread %u '%s' in process %u (%s): the "
 			     "%s ended: its wait for %s completed (after at "
 			     "most %s)", e->tid, e->name, e->pid, e->comm,
-			     e->verdict, e->wait,
+			     what, e->wait,
 			     cli_duration(dur, sizeof(dur),
 					  h->now - e->wait_ns)) < 0)
 			msg = NULL;

@@ -406,6 +406,62 @@ TEST_F_TIMEOUT(watch, rate_bound_counts_what_it_drops, 240)
 	self->job = 0;
 }
 
+/*
+ * A read of a pipe only the program could write to: a long wait with owner
+ * unknown, an episode with --unknown-is-hang.  A byte written through
+ * /proc/PID/fd ends the read; the program reads again: the first episode
+ * completed, and the new wait (a new start time) is a new episode.
+ */
+TEST_F_TIMEOUT(watch, completed_wait_ends_its_episode, 240)
+{
+	char cases[PATH_MAX + 16], path[64], want[256], pid[16];
+	const struct entry *e;
+	int fd;
+
+	SETUP_SKIPPED();
+	snprintf(cases, sizeof(cases), "%s", self->prog);
+	strcpy(strrchr(cases, '/'), "/hang_cases");
+	ASSERT_EQ(0, start_job(self, cases, "readpipe", "ready"));
+	snprintf(pid, sizeof(pid), "%d", self->job);
+	ASSERT_EQ(0, start_watch(self, "--unknown-is-hang"));
+	ASSERT_EQ(1, receive(self, 1, DEADLINE_MS));
+	e = self->e[0];
+	EXPECT_STREQ(HANG_ID, val(e, "MESSAGE_ID"));
+	EXPECT_STREQ(pid, val(e, "ACTRACK_PID"));
+	EXPECT_STREQ(pid, val(e, "ACTRACK_TID"));
+	EXPECT_STREQ("hang_cases", val(e, "ACTRACK_COMM"));
+	EXPECT_STREQ("owner-unknown", val(e, "ACTRACK_VERDICT"));
+	EXPECT_STREQ("(none)", val(e, "ACTRACK_OWNER"));
+	EXPECT_STREQ("(none)", val(e, "ACTRACK_CYCLE"));
+	EXPECT_EQ(0, receive(self, 0, QUIET_MS));
+
+	/* pipe() gave it fds 4 and 5 (3 is the arena). */
+	snprintf(path, sizeof(path), "/proc/%d/fd/5", self->job);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, write(fd, "x", 1));
+	close(fd);
+	ASSERT_EQ(2, receive(self, 2, DEADLINE_MS));
+	e = self->e[1];
+	EXPECT_STREQ(END_ID, val(e, "MESSAGE_ID"));
+	EXPECT_STREQ("completed", val(e, "ACTRACK_HANG_END"));
+	EXPECT_STREQ(val(self->e[0], "ACTRACK_WAIT_START_NS"),
+		     val(e, "ACTRACK_WAIT_START_NS"));
+	snprintf(want, sizeof(want), "thread %s 'hang_cases' in process %s "
+		 "(hang_cases): the long wait ended: its wait for %s "
+		 "completed (after at most ", pid, pid,
+		 val(self->e[0], "ACTRACK_WAIT"));
+	EXPECT_EQ(0, strncmp(val(e, "MESSAGE"), want, strlen(want)))
+		TH_LOG("%s", val(e, "MESSAGE"));
+	/* The next read, a new episode. */
+	e = self->e[2];
+	EXPECT_STREQ(HANG_ID, val(e, "MESSAGE_ID"));
+	EXPECT_STREQ(pid, val(e, "ACTRACK_TID"));
+	EXPECT_STRNE(val(self->e[0], "ACTRACK_WAIT_START_NS"),
+		     val(e, "ACTRACK_WAIT_START_NS"));
+	EXPECT_EQ(0, receive(self, 0, QUIET_MS));
+}
+
 /* The entries received, as Journal Export Format, made a journal file. */
 static int write_journal(FIXTURE_DATA(watch) *self, const char journal[300])
 {
