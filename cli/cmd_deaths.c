@@ -60,7 +60,7 @@ static int midnight_us(int days_back, uint64_t *out)
 }
 
 /* TIME of --since/--until (see actrack-deaths(1)) -> CLOCK_REALTIME µs. */
-static int parse_time(const char *s, uint64_t *out)
+int journal_parse_time(const char *s, uint64_t *out)
 {
 	static const char *const fmts[] = {
 		"%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d",
@@ -146,7 +146,7 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 		switch (c) {
 		case 'S':
 		case 'U':
-			if (parse_time(optarg, c == 'S' ? &o->since_us :
+			if (journal_parse_time(optarg, c == 'S' ? &o->since_us :
 						     &o->until_us))
 				return cli_usage_error("deaths", "deaths: %s: "
 						       "not a time: '%s'",
@@ -212,8 +212,8 @@ static int get_field(sd_journal *j, const char *name, const char **val,
 }
 
 /* Field @name escaped into @buf ("?" when absent), at most @width. */
-static const char *field_str(sd_journal *j, const char *name, char *buf,
-			     size_t len, size_t width)
+const char *journal_field_str(sd_journal *j, const char *name, char *buf,
+			      size_t len, size_t width)
 {
 	const char *v;
 	size_t n;
@@ -227,7 +227,7 @@ static const char *field_str(sd_journal *j, const char *name, char *buf,
 }
 
 /* An unsigned decimal field; -1 when absent or not a number. */
-static int64_t field_num(sd_journal *j, const char *name)
+int64_t journal_field_num(sd_journal *j, const char *name)
 {
 	char buf[24];
 	uint64_t v;
@@ -243,7 +243,7 @@ static int64_t field_num(sd_journal *j, const char *name)
 	return (int64_t)v;
 }
 
-static const char *entry_time(sd_journal *j, char *buf, size_t len)
+const char *journal_entry_time(sd_journal *j, char *buf, size_t len)
 {
 	uint64_t us;
 	time_t secs;
@@ -268,13 +268,14 @@ static void print_line(sd_journal *j)
 {
 	char when[48], death[48], phase[40], cmd[512], sig[40];
 	char pid_s[24] = "?", uid_s[24] = "?";
-	int64_t pid = field_num(j, "ACTRACK_PID");
-	int64_t uid = field_num(j, "ACTRACK_UID");
-	int64_t code = field_num(j, "ACTRACK_EXIT_CODE");
-	int64_t core = field_num(j, "ACTRACK_CORE_DUMPED");
+	int64_t pid = journal_field_num(j, "ACTRACK_PID");
+	int64_t uid = journal_field_num(j, "ACTRACK_UID");
+	int64_t code = journal_field_num(j, "ACTRACK_EXIT_CODE");
+	int64_t core = journal_field_num(j, "ACTRACK_CORE_DUMPED");
 
-	if (field_num(j, "ACTRACK_SIGNAL") > 0) {
-		field_str(j, "ACTRACK_SIGNAL_NAME", sig, sizeof(sig), 24);
+	if (journal_field_num(j, "ACTRACK_SIGNAL") > 0) {
+		journal_field_str(j, "ACTRACK_SIGNAL_NAME", sig, sizeof(sig),
+				  24);
 		snprintf(death, sizeof(death), "%s%s", sig,
 			 core == 1 ? "+core" : "");
 	} else if (code >= 0) {
@@ -287,9 +288,9 @@ static void print_line(sd_journal *j)
 	if (uid >= 0)
 		snprintf(uid_s, sizeof(uid_s), "%" PRId64, uid);
 	printf("%-23s  %-6s %-4s %-13s %-18s %s\n",
-	       entry_time(j, when, sizeof(when)), pid_s, uid_s, death,
-	       field_str(j, "ACTRACK_PHASE", phase, sizeof(phase), 32),
-	       field_str(j, "ACTRACK_CMDLINE", cmd, sizeof(cmd), 200));
+	       journal_entry_time(j, when, sizeof(when)), pid_s, uid_s, death,
+	       journal_field_str(j, "ACTRACK_PHASE", phase, sizeof(phase), 32),
+	       journal_field_str(j, "ACTRACK_CMDLINE", cmd, sizeof(cmd), 200));
 }
 
 /* The JSON report as it was logged: a line of 'monitor --json'. */
@@ -316,8 +317,8 @@ static int print_info(sd_journal *j, bool json)
 		return print_report_json(j);
 	if (get_field(j, "MESSAGE", &v, &n))
 		return -EBADMSG;
-	printf("logged %s on %s\n", entry_time(j, when, sizeof(when)),
-	       field_str(j, "_HOSTNAME", host, sizeof(host), 64));
+	printf("logged %s on %s\n", journal_entry_time(j, when, sizeof(when)),
+	       journal_field_str(j, "_HOSTNAME", host, sizeof(host), 64));
 	/* Already escaped by the monitor; a hostile entry is escaped here
 	 * once more, but newlines stay lines. */
 	while (n) {

@@ -22,12 +22,16 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include "cli.h"
+#include "journal.h"
 #include "json.h"
 #include "render.h"
 #include "stacks.h"
@@ -68,6 +72,8 @@ struct hangs {
 	bool live;			/* /proc shows its processes */
 	bool all;			/* --all: every judged wait */
 	bool unknown_is_hang;		/* --unknown-is-hang */
+	bool watching;			/* --watch: snapshot errors once */
+	int snap_err;			/* the last one said, or 0 */
 	struct scope scope;
 	struct symbolizer *sym;
 	struct stacks *stacks;		/* --stacks, else NULL */
@@ -183,23 +189,37 @@ static bool old_enough(const struct hangs *h, const struct actrack_activity *a)
 /* The process's name as the kernel's comm: its main thread's name, else
  * its command's base name (15 bytes at most; the snapshot joins argv
  * with spaces, so argv[0] ends at the first one). */
-static bool comm_is(const struct actrack_snap_process *p, const char *comm)
+static void process_comm(const struct actrack_snap_process *p, char *buf,
+			 size_t size)
 {
 	size_t len, base = 0;
 
-	for (uint32_t i = 0; p->threads && i < p->nr_threads; i++)
-		if (p->threads[i].tid == p->pid)
-			return !strncmp(p->threads[i].name, comm,
-					sizeof(p->threads[i].name));
+	buf[0] = '\0';
+	for (uint32_t i = 0; p->threads && i < p->nr_threads; i++) {
+		if (p->threads[i].tid == p->pid) {
+			snprintf(buf, size, "%.*s",
+				 (int)sizeof(p->threads[i].name),
+				 p->threads[i].name);
+			return;
+		}
+	}
 	if (!p->has_record)
-		return false;
+		return;
 	len = strcspn(p->cmdline, " ");
 	for (size_t i = 0; i < len; i++)
 		if (p->cmdline[i] == '/')
 			base = i + 1;
 	len -= base;
-	return (len > 15 ? 15 : len) == strlen(comm) &&
-	       !strncmp(p->cmdline + base, comm, strlen(comm));
+	snprintf(buf, size, "%.*s", (int)(len > 15 ? 15 : len),
+		 p->cmdline + base);
+}
+
+static bool comm_is(const struct actrack_snap_process *p, const char *comm)
+{
+	char buf[40];
+
+	process_comm(p, buf, sizeof(buf));
+	return buf[0] && !strcmp(buf, comm);
 }
 
 static bool uid_is(const struct hangs *h, const struct actrack_snap_process *p,
@@ -828,16 +848,26 @@ static void print_edge(const struct hangs *h, const struct wg_edge *e,
 	putchar('\n');
 }
 
+/* "123 'a' -> 124 'b' -> 123 'a'" */
+static void fprint_cycle_ids(FILE *f, const struct hangs *h,
+			     const struct wg_cycle *c)
+{
+	const struct waitgraph *g = &h->g;
+
+	for (uint32_t k = 0; k < c->nr; k++) {
+		fprint_thread_id(f, &g->threads[g->edges[c->edges[k]].from],
+				 false);
+		fputs(" -> ", f);
+	}
+	fprint_thread_id(f, &g->threads[g->edges[c->edges[0]].from], false);
+}
+
 static void print_cycle(const struct hangs *h, const struct wg_cycle *c)
 {
 	const struct waitgraph *g = &h->g;
 
 	fputs("DEADLOCK: ", stdout);
-	for (uint32_t k = 0; k < c->nr; k++) {
-		print_thread_id(&g->threads[g->edges[c->edges[k]].from], false);
-		fputs(" -> ", stdout);
-	}
-	print_thread_id(&g->threads[g->edges[c->edges[0]].from], false);
+	fprint_cycle_ids(stdout, h, c);
 	putchar('\n');
 	for (uint32_t k = 0; k < c->nr; k++)
 		print_edge(h, &g->edges[c->edges[k]], c->cross_process);
@@ -1204,9 +1234,589 @@ static int analyze(struct hangs *h)
 	return ret;
 }
 
+/*
+ * One look, what both `hangs` and every round of `hangs --watch` do: two
+ * snapshots @h->interval_ms apart (one of a saved image), every wait
+ * judged.  Return: 0, 1 (a snapshot failed, already said) or -errno.
+ */
+static int snapshot(struct hangs *h, struct actrack_snapshot **s)
+{
+	char reason[128];
+	int ret;
+
+	if (!h->watching)
+		return cli_snapshot(s);
+	/* Round after round: an arena not there yet (nothing tracked has
+	 * started) is said once, not every round, until it is readable. */
+	ret = actrack_snapshot_take(cli.arena, cli.arena ?
+				    ACTRACK_SNAP_ARENA_FILE : 0, s);
+	if (ret && ret != h->snap_err)
+		cli_errorf("%s: %s", cli_arena_name(),
+			   cli_arena_strerror(cli_arena_name(), ret, reason,
+					      sizeof(reason)));
+	h->snap_err = ret;
+	return ret;
+}
+
+static int look(struct hangs *h, struct actrack_snapshot **s1,
+		struct actrack_snapshot **s2)
+{
+	if (snapshot(h, s1))
+		return 1;
+	h->saved_image = cli_saved_image(*s1);
+	h->prev = *s1;
+	h->now = cli_now(*s1, &h->other_boot);
+	h->live = !h->saved_image && !h->other_boot;
+	/* A second look at an image would see the same bytes: skip it. */
+	if (!h->saved_image) {
+		/* CPU times as of the first look (progress of owners). */
+		if (h->live && sample_prev_cpu(h))
+			return -ENOMEM;
+		sleep_ms(h->interval_ms);
+		if (snapshot(h, s2))
+			return 1;
+	}
+	h->cur = *s2 ? *s2 : *s1;
+	h->now = cli_now(h->cur, &h->other_boot);
+	if (!h->sym)
+		h->sym = sym_new();
+	return analyze(h);
+}
+
+/* What look() made, freed; @h ready for the next look (its options and
+ * its symbolizer kept). */
+static void forget(struct hangs *h, struct actrack_snapshot **s1,
+		   struct actrack_snapshot **s2)
+{
+	wg_free(&h->g);
+	verdict_env_free(&h->env);
+	free(h->nodes);
+	free(h->prev_cpu);
+	free(h->prev_first);
+	stacks_free(h->stacks);
+	actrack_snapshot_free(*s1);
+	actrack_snapshot_free(*s2);
+	*s1 = *s2 = NULL;
+	h->nodes = NULL;
+	h->prev_cpu = NULL;
+	h->prev_first = NULL;
+	h->stacks = NULL;
+	h->prev = h->cur = NULL;
+	h->nr_hung = h->nr_unknown = h->nr_other = 0;
+}
+
+/* ---- --watch: hang episodes, to the journal ------------------------------ */
+
+/*
+ * An episode is one hung thread's blocking wait: the process (pid, start
+ * time, pid namespace), the thread and the wait's start time.  It gets one
+ * entry when it is first judged a hang and one when it ends: its wait is
+ * no longer on the thread's stack, or its process no longer runs.  A
+ * verdict that changes while the wait goes on (blocked for a round, then
+ * hung again) is the same episode.
+ */
+struct episode {
+	uint32_t pid, pid_ns, tid;
+	uint64_t start_ticks, wait_ns;
+	uint8_t type;
+	bool written;		/* its first entry was written */
+	bool seen;		/* hung in this round */
+	char verdict[16], comm[40], name[33], wait[96];
+};
+
+struct watch {
+	uint64_t every_ns;
+	uint64_t rounds;		/* 0: until stopped */
+	bool journal;
+	bool stacks;
+	/* At most @rate entries in any @window_ns: the times of the last
+	 * ones, a ring. */
+	uint32_t rate, nr_sent, next_sent;
+	uint64_t window_ns, *sent;
+	uint64_t suppressed;		/* since the last entry written */
+	struct episode *eps;
+	size_t nr_eps;
+};
+
+static volatile sig_atomic_t watch_stop;
+
+static void watch_on_signal(int sig)
+{
+	watch_stop = 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Under the rate bound, write @e (the journal, or its MESSAGE on stdout);
+ * else count it.  Return: it was written. */
+static bool emit(struct watch *w, struct journal_hang *e)
+{
+	uint64_t now = mono_ns();
+	char *msg = NULL, dur[32];
+	int ret;
+
+	if (w->nr_sent == w->rate &&
+	    now - w->sent[w->next_sent] < w->window_ns) {
+		w->suppressed++;
+		return false;
+	}
+	e->suppressed = w->suppressed;
+	if (w->suppressed &&
+	    asprintf(&msg, "%s\n(%" PRIu64 " earlier entr%s not written: more "
+		     "than %u in %s)", e->message, w->suppressed,
+		     w->suppressed == 1 ? "y" : "ies", w->rate,
+		     cli_duration(dur, sizeof(dur), w->window_ns)) > 0)
+		e->message = msg;
+	if (w->journal) {
+		ret = journal_send_hang(e);
+		if (ret)
+			fprintf(stderr, "actrack: hangs: cannot write to the "
+				"journal: %s\n", strerror(-ret));
+	} else {
+		printf("%s\n\n", e->message);
+		fflush(stdout);
+	}
+	free(msg);
+	w->suppressed = 0;
+	w->sent[w->next_sent] = now;
+	w->next_sent = (w->next_sent + 1) % w->rate;
+	if (w->nr_sent < w->rate)
+		w->nr_sent++;
+	return true;
+}
+
+/* What @render writes to stdout, as a string (malloc()ed, trailing
+ * newlines cut): the renderers of this file write to stdout. */
+static char *capture(void (*render)(const struct hangs *h, uint32_t i,
+				    FILE *f),
+		     const struct hangs *h, uint32_t i)
+{
+	FILE *mem, *out = stdout;
+	char *buf = NULL;
+	size_t n = 0;
+
+	fflush(stdout);
+	mem = open_memstream(&buf, &n);
+	if (!mem)
+		return NULL;
+	stdout = mem;
+	render(h, i, mem);
+	stdout = out;
+	if (fclose(mem)) {
+		free(buf);
+		return NULL;
+	}
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return buf;
+}
+
+/* The shortest cycle thread @i is on, or NULL. */
+static const struct wg_cycle *cycle_of(const struct hangs *h, uint32_t i)
+{
+	for (uint32_t k = 0; k < h->g.nr_cycles; k++)
+		for (uint32_t e = 0; e < h->g.cycles[k].nr; e++)
+			if (h->g.edges[h->g.cycles[k].edges[e]].from == i)
+				return &h->g.cycles[k];
+	return NULL;
+}
+
+/* The text `hangs` prints for hung thread @i, and its cycle. */
+static void render_text(const struct hangs *h, uint32_t i, FILE *f)
+{
+	const struct wg_cycle *c = cycle_of(h, i);
+
+	print_hung(h, i);
+	if (c && h->nodes[i].v == VERDICT_DEADLOCK)
+		print_cycle(h, c);
+}
+
+/* Its entry of `hangs --json`, one line. */
+static void render_json(const struct hangs *h, uint32_t i, FILE *f)
+{
+	struct json j;
+
+	json_init(&j, f, 0);
+	json_hung(&j, h, i);
+	json_finish(&j);
+}
+
+static void render_cycle(const struct hangs *h, uint32_t i, FILE *f)
+{
+	fprint_cycle_ids(f, h, cycle_of(h, i));
+}
+
+static void render_owner(const struct hangs *h, uint32_t i, FILE *f)
+{
+	fprint_thread_id(f, &h->g.threads[h->nodes[i].next], true);
+}
+
+static bool same_episode(const struct episode *e, const struct wg_thread *w)
+{
+	return e->pid == w->proc->pid && e->start_ticks ==
+	       w->proc->start_ticks && e->pid_ns == w->proc->pid_ns &&
+	       e->tid == w->thread->tid && e->wait_ns == w->wait->a.time_ns;
+}
+
+static bool is_watched(const struct hangs *h, uint32_t i)
+{
+	return is_hung_node(h, i) ||
+	       (h->unknown_is_hang && h->g.threads[i].wait &&
+		h->nodes[i].in_scope && h->nodes[i].v == VERDICT_UNKNOWN);
+}
+
+/* Hung thread @i starts an episode: remember it, write its entry. */
+static int episode_start(struct hangs *h, struct watch *w, uint32_t i)
+{
+	const struct wg_thread *t = &h->g.threads[i];
+	char *msg, *report, *cycle = NULL, *owner = NULL;
+	struct journal_hang e = { 0 };
+	struct episode *ep, *n;
+
+	n = realloc(w->eps, (w->nr_eps + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	w->eps = n;
+	ep = &w->eps[w->nr_eps++];
+	memset(ep, 0, sizeof(*ep));
+	ep->pid = t->proc->pid;
+	ep->pid_ns = t->proc->pid_ns;
+	ep->start_ticks = t->proc->start_ticks;
+	ep->tid = t->thread->tid;
+	ep->wait_ns = t->wait->a.time_ns;
+	ep->type = t->wait->a.type;
+	ep->seen = true;
+	snprintf(ep->verdict, sizeof(ep->verdict), "%s",
+		 verdict_name(h->nodes[i].v));
+	process_comm(t->proc, ep->comm, sizeof(ep->comm));
+	cli_escape(ep->name, sizeof(ep->name), t->thread->name,
+		   sizeof(t->thread->name), 32);
+	cli_activity_object(ep->wait, sizeof(ep->wait), &t->wait->a);
+
+	msg = capture(render_text, h, i);
+	report = capture(render_json, h, i);
+	if (h->nodes[i].v == VERDICT_DEADLOCK && cycle_of(h, i))
+		cycle = capture(render_cycle, h, i);
+	if (h->nodes[i].next != NO_NODE)
+		owner = capture(render_owner, h, i);
+	if (!msg || !report) {
+		free(msg);
+		free(report);
+		free(cycle);
+		free(owner);
+		return -ENOMEM;
+	}
+	e = (struct journal_hang){
+		.message = msg, .report = report, .pid = ep->pid,
+		.tid = ep->tid, .start_ticks = ep->start_ticks,
+		.wait_start_ns = ep->wait_ns, .comm = ep->comm,
+		.verdict = ep->verdict, .wait = ep->wait, .owner = owner,
+		.cycle = cycle,
+	};
+	ep->written = emit(w, &e);
+	free(msg);
+	free(report);
+	free(cycle);
+	free(owner);
+	return 0;
+}
+
+/* Has episode @e ended: "died", "completed", or NULL (it goes on, or
+ * cannot be told). */
+static const char *episode_ended(const struct hangs *h,
+				 const struct episode *e)
+{
+	const struct actrack_snap_process key = {
+		.pid = e->pid, .start_ticks = e->start_ticks,
+		.pid_ns = e->pid_ns,
+	};
+	const struct actrack_snap_process *p = find_process(h->cur, &key);
+	const struct actrack_snap_thread *t;
+
+	/* Its records freed (the module does at exit), or left behind by a
+	 * process that no longer runs (a file arena after SIGKILL). */
+	if (!p || (h->live && !cli_process_foreign(p) &&
+		   !cli_process_running(p)))
+		return "died";
+	t = find_thread(p, e->tid);
+	if (!t)
+		return "completed";
+	if (t->torn || t->depth > t->nr_activities)
+		return NULL;
+	for (uint32_t k = 0; k < t->nr_activities; k++)
+		if (t->activities[k].a.time_ns == e->wait_ns &&
+		    t->activities[k].a.type == e->type)
+			return NULL;
+	return "completed";
+}
+
+static void episode_end(const struct hangs *h, struct watch *w,
+			const struct episode *e, const char *how)
+{
+	struct journal_hang j = {
+		.ended = how, .pid = e->pid, .tid = e->tid,
+		.start_ticks = e->start_ticks, .wait_start_ns = e->wait_ns,
+		.comm = e->comm, .verdict = e->verdict, .wait = e->wait,
+	};
+	/* "the deadlock ended", "the hang ended", "the long wait ended" */
+	const char *what = strcmp(e->verdict, "owner-unknown") ? e->verdict :
+			   "long wait";
+	char *msg = NULL;
+
+	if (!e->written)
+		return;		/* its start was never said */
+	if (!strcmp(how, "died")) {
+		if (asprintf(&msg, "thread %u '%s' in process %u (%s): the "
+			     "%s ended: the process no longer runs "
+			     "(actrack deaths %u)", e->tid, e->name, e->pid,
+			     e->comm, what, e->pid) < 0)
+			msg = NULL;
+	} else {
+		char dur[32];
+
+		if (asprintf(&msg, "thread %u '%s' in process %u (%s): the "
+			     "%s ended: its wait for %s completed (after at "
+			     "most %s)", e->tid, e->name, e->pid, e->comm,
+			     what, e->wait,
+			     cli_duration(dur, sizeof(dur),
+					  h->now - e->wait_ns)) < 0)
+			msg = NULL;
+	}
+	if (!msg)
+		return;
+	j.message = msg;
+	emit(w, &j);
+	free(msg);
+}
+
+/* One round: new episodes written, ended ones said and forgotten. */
+static int watch_round(struct hangs *h, struct watch *w)
+{
+	bool fresh = false;
+	size_t k;
+	int ret;
+
+	for (k = 0; k < w->nr_eps; k++)
+		w->eps[k].seen = false;
+	for (uint32_t i = 0; i < h->g.nr_threads; i++) {
+		if (!is_watched(h, i))
+			continue;
+		for (k = 0; k < w->nr_eps; k++)
+			if (same_episode(&w->eps[k], &h->g.threads[i]))
+				break;
+		if (k < w->nr_eps)
+			w->eps[k].seen = true;
+		else
+			fresh = true;
+	}
+	/* Stacks stop the threads: only when there is something new. */
+	if (fresh && w->stacks)
+		collect_stacks(h);
+	for (uint32_t i = 0; fresh && i < h->g.nr_threads; i++) {
+		if (!is_watched(h, i))
+			continue;
+		for (k = 0; k < w->nr_eps; k++)
+			if (same_episode(&w->eps[k], &h->g.threads[i]))
+				break;
+		if (k == w->nr_eps) {
+			ret = episode_start(h, w, i);
+			if (ret)
+				return ret;
+		}
+	}
+	for (k = 0; k < w->nr_eps;) {
+		const char *how = w->eps[k].seen ? NULL :
+				  episode_ended(h, &w->eps[k]);
+
+		if (!how) {
+			k++;
+			continue;
+		}
+		episode_end(h, w, &w->eps[k], how);
+		w->eps[k] = w->eps[--w->nr_eps];
+	}
+	return 0;
+}
+
+/* Until @ns of CLOCK_MONOTONIC, or a signal to stop. */
+static void sleep_until(uint64_t ns)
+{
+	while (!watch_stop) {
+		uint64_t now = mono_ns();
+		struct timespec ts;
+
+		if (now >= ns)
+			return;
+		ts.tv_sec = (time_t)((ns - now) / 1000000000ULL);
+		ts.tv_nsec = (long)((ns - now) % 1000000000ULL);
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int watch(struct hangs *h, struct watch *w)
+{
+	struct actrack_snapshot *s1 = NULL, *s2 = NULL;
+	struct sigaction sa;
+	uint64_t next = mono_ns();
+	int ret = 0;
+
+	w->sent = calloc(w->rate, sizeof(*w->sent));
+	if (!w->sent) {
+		cli_error("hangs", -ENOMEM);
+		return 1;
+	}
+	/* No SA_RESTART: a signal ends the sleep between rounds. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watch_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (uint64_t r = 0; !watch_stop && (!w->rounds || r < w->rounds);
+	     r++) {
+		if (r)
+			sleep_until(next);
+		if (watch_stop)
+			break;
+		next = mono_ns() + w->every_ns;
+		ret = look(h, &s1, &s2);
+		if (!ret)
+			ret = watch_round(h, w);
+		forget(h, &s1, &s2);
+		/* An arena that is not there yet (no tracked process has
+		 * started) is a round with nothing in it. */
+		if (ret == 1)
+			ret = 0;
+		if (ret) {
+			cli_error("hangs: --watch", ret);
+			break;
+		}
+		/* The first round is done: hangs are being watched. */
+		if (!r)
+			sd_notify(0, "READY=1");
+	}
+	free(w->sent);
+	free(w->eps);
+	return ret ? 1 : 0;
+}
+
+/* ---- --history: the entries read back ------------------------------------ */
+
+struct history_opts {
+	uint64_t since_us, until_us;	/* 0: no bound */
+	const char *directory, *file;
+};
+
+static int history(const struct history_opts *o)
+{
+	sd_journal *j = NULL;
+	int ret, found = 0;
+
+	if (o->directory) {
+		ret = sd_journal_open_directory(&j, o->directory, 0);
+	} else if (o->file) {
+		const char *files[] = { o->file, NULL };
+
+		ret = sd_journal_open_files(&j, files, 0);
+	} else {
+		ret = sd_journal_open(&j, 0);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "actrack: hangs: cannot open the journal%s%s: "
+			"%s\n", o->directory || o->file ? " " : "",
+			o->directory ? o->directory : o->file ? o->file : "",
+			strerror(-ret));
+		return 1;
+	}
+	/* Two values of one field: either. */
+	ret = sd_journal_add_match(j, "MESSAGE_ID=" ACTRACK_JOURNAL_HANG_ID,
+				   0);
+	if (ret >= 0)
+		ret = sd_journal_add_match(j, "MESSAGE_ID="
+					   ACTRACK_JOURNAL_HANG_END_ID, 0);
+	if (ret >= 0)
+		ret = o->since_us ?
+		      sd_journal_seek_realtime_usec(j, o->since_us) :
+		      sd_journal_seek_head(j);
+	if (ret < 0)
+		goto fail;
+	printf("%-23s  %-9s %-7s %-7s %-14s %-15s %s\n", "TIME", "EVENT",
+	       "PID", "TID", "VERDICT", "COMM", "WAIT");
+	while ((ret = sd_journal_next(j)) > 0) {
+		char when[48], ev[24], verdict[40], comm[64], wait[200];
+		char pid_s[24] = "?", tid_s[24] = "?";
+		int64_t pid = journal_field_num(j, "ACTRACK_PID");
+		int64_t tid = journal_field_num(j, "ACTRACK_TID");
+		uint64_t us;
+
+		if (sd_journal_get_realtime_usec(j, &us) < 0)
+			continue;
+		if (o->since_us && us < o->since_us)
+			continue;
+		if (o->until_us && us >= o->until_us)
+			break;
+		journal_field_str(j, "ACTRACK_HANG_END", ev, sizeof(ev), 9);
+		if (!strcmp(ev, "?"))
+			snprintf(ev, sizeof(ev), "hang");
+		if (pid >= 0)
+			snprintf(pid_s, sizeof(pid_s), "%" PRId64, pid);
+		if (tid >= 0)
+			snprintf(tid_s, sizeof(tid_s), "%" PRId64, tid);
+		printf("%-23s  %-9s %-7s %-7s %-14s %-15s %s\n",
+		       journal_entry_time(j, when, sizeof(when)), ev, pid_s,
+		       tid_s, journal_field_str(j, "ACTRACK_VERDICT", verdict,
+						sizeof(verdict), 14),
+		       journal_field_str(j, "ACTRACK_COMM", comm, sizeof(comm),
+					 15),
+		       journal_field_str(j, "ACTRACK_WAIT", wait, sizeof(wait),
+					 96));
+		found++;
+	}
+	if (ret < 0)
+		goto fail;
+	sd_journal_close(j);
+	if (!found) {
+		fprintf(stderr, "actrack: hangs: no hang entries in the "
+			"journal\n");
+		return 1;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "actrack: hangs: reading the journal: %s\n",
+		strerror(-ret));
+	sd_journal_close(j);
+	return 1;
+}
+
+/* "N" or "N/DURATION" of --rate. */
+static int parse_rate(const char *arg, struct watch *w)
+{
+	char buf[32];
+	const char *slash = strchr(arg, '/');
+	uint64_t v;
+
+	snprintf(buf, sizeof(buf), "%.*s", slash ? (int)(slash - arg) :
+		 (int)strlen(arg), arg);
+	if (cli_parse_u64(buf, &v) || !v || v > 100000)
+		return -EINVAL;
+	w->rate = (uint32_t)v;
+	w->window_ns = 60 * 1000000000ULL;
+	if (slash && (cli_parse_duration(slash + 1, &w->window_ns) ||
+		      !w->window_ns))
+		return -EINVAL;
+	return 0;
+}
+
 int cmd_hangs(int argc, char **argv)
 {
-	enum { OPT_FOR = 0x100, OPT_UNKNOWN, OPT_UID };
+	enum { OPT_FOR = 0x100, OPT_UNKNOWN, OPT_UID, OPT_WATCH, OPT_EVERY,
+	       OPT_ROUNDS, OPT_RATE, OPT_JOURNAL, OPT_HISTORY, OPT_SINCE,
+	       OPT_UNTIL, OPT_DIRECTORY, OPT_FILE };
 	static const struct option opts[] = {
 		{ "for", required_argument, NULL, OPT_FOR },
 		{ "interval", required_argument, NULL, 'i' },
@@ -1217,12 +1827,26 @@ int cmd_hangs(int argc, char **argv)
 		{ "unknown-is-hang", no_argument, NULL, OPT_UNKNOWN },
 		{ "json", no_argument, NULL, 'j' },
 		{ "stacks", no_argument, NULL, 's' },
+		{ "watch", no_argument, NULL, OPT_WATCH },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "rounds", required_argument, NULL, OPT_ROUNDS },
+		{ "rate", required_argument, NULL, OPT_RATE },
+		{ "journal", no_argument, NULL, OPT_JOURNAL },
+		{ "history", no_argument, NULL, OPT_HISTORY },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "directory", required_argument, NULL, OPT_DIRECTORY },
+		{ "file", required_argument, NULL, OPT_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct actrack_snapshot *s1 = NULL, *s2 = NULL;
+	struct watch w = { .every_ns = 10000000000ULL, .rate = 30,
+			   .window_ns = 60000000000ULL };
+	struct history_opts ho = { 0 };
+	bool json = false, stacks = false, watching = false, hist = false;
+	bool watch_opt = false, hist_opt = false;
 	struct hangs h;
-	bool json = false, stacks = false;
 	uint64_t v;
 	int opt, ret;
 
@@ -1265,12 +1889,69 @@ int cmd_hangs(int argc, char **argv)
 		case 's':
 			stacks = true;
 			break;
+		case OPT_WATCH:
+			watching = true;
+			break;
+		case OPT_EVERY:
+			watch_opt = true;
+			if (cli_parse_duration(optarg, &w.every_ns) ||
+			    !w.every_ns || w.every_ns > 86400000000000ULL)
+				return cli_usage_error("hangs", "hangs: "
+						       "--every: not a "
+						       "duration: '%s'",
+						       optarg);
+			break;
+		case OPT_ROUNDS:
+			watch_opt = true;
+			if (cli_parse_u64(optarg, &w.rounds) || !w.rounds)
+				return cli_usage_error("hangs", "hangs: "
+						       "--rounds: not a "
+						       "number of rounds: "
+						       "'%s'", optarg);
+			break;
+		case OPT_RATE:
+			watch_opt = true;
+			if (parse_rate(optarg, &w))
+				return cli_usage_error("hangs", "hangs: "
+						       "--rate: not N or "
+						       "N/DURATION: '%s'",
+						       optarg);
+			break;
+		case OPT_JOURNAL:
+			watch_opt = true;
+			w.journal = true;
+			break;
+		case OPT_HISTORY:
+			hist = true;
+			break;
+		case OPT_SINCE:
+		case OPT_UNTIL:
+			hist_opt = true;
+			if (journal_parse_time(optarg, opt == OPT_SINCE ?
+					       &ho.since_us : &ho.until_us))
+				return cli_usage_error("hangs", "hangs: %s: "
+						       "not a time: '%s'",
+						       argv[optind - 1],
+						       optarg);
+			break;
+		case OPT_DIRECTORY:
+			hist_opt = true;
+			ho.directory = optarg;
+			break;
+		case OPT_FILE:
+			hist_opt = true;
+			ho.file = optarg;
+			break;
 		case 'h':
 			fputs(cli_help_page("hangs"), stdout);
 			return 0;
 		default:
 			if (optopt == 'i' || optopt == 'p' || optopt == 'c' ||
-			    optopt == OPT_FOR || optopt == OPT_UID)
+			    optopt == OPT_FOR || optopt == OPT_UID ||
+			    optopt == OPT_EVERY || optopt == OPT_ROUNDS ||
+			    optopt == OPT_RATE || optopt == OPT_SINCE ||
+			    optopt == OPT_UNTIL || optopt == OPT_DIRECTORY ||
+			    optopt == OPT_FILE)
 				return cli_usage_error("hangs", "hangs: %s: "
 						       "missing argument",
 						       argv[optind - 1]);
@@ -1281,30 +1962,36 @@ int cmd_hangs(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("hangs", "hangs: unexpected argument "
 				       "'%s'", argv[optind]);
-
-	if (cli_snapshot(&s1))
-		return 1;
-	h.saved_image = cli_saved_image(s1);
-	h.prev = s1;
-	h.now = cli_now(s1, &h.other_boot);
-	h.live = !h.saved_image && !h.other_boot;
-	/* A second look at an image would see the same bytes: skip it. */
-	if (!h.saved_image) {
-		/* CPU times as of the first look (progress of owners). */
-		if (h.live && sample_prev_cpu(&h)) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-		sleep_ms(h.interval_ms);
-		if (cli_snapshot(&s2)) {
-			ret = 1;
-			goto out;
-		}
+	if (watch_opt && !watching)
+		return cli_usage_error("hangs", "hangs: --every, --rounds, "
+				       "--rate and --journal need --watch");
+	if (hist_opt && !hist)
+		return cli_usage_error("hangs", "hangs: --since, --until, "
+				       "--directory and --file need --history");
+	if (watching && (hist || json || h.all))
+		return cli_usage_error("hangs", "hangs: --watch: not with "
+				       "--history, --json or --all");
+	if (hist && (json || h.all || stacks || h.scope.nr_pids ||
+		     h.scope.comm || h.scope.have_uid))
+		return cli_usage_error("hangs", "hangs: --history takes only "
+				       "--since, --until, --directory and "
+				       "--file");
+	if (ho.directory && ho.file)
+		return cli_usage_error("hangs", "hangs: --directory and --file "
+				       "exclude each other");
+	if (hist)
+		return history(&ho);
+	if (watching) {
+		w.stacks = stacks;
+		h.watching = true;
+		ret = watch(&h, &w);
+		sym_free(h.sym);
+		return ret;
 	}
-	h.cur = s2 ? s2 : s1;
-	h.now = cli_now(h.cur, &h.other_boot);
-	h.sym = sym_new();
-	ret = analyze(&h);
+
+	ret = look(&h, &s1, &s2);
+	if (ret == 1)
+		goto out;
 	if (ret)
 		goto fail;
 	if (stacks && (h.nr_hung || h.nr_unknown))
@@ -1315,14 +2002,7 @@ fail:
 	cli_error("hangs", ret);
 	ret = 1;
 out:
-	wg_free(&h.g);
-	verdict_env_free(&h.env);
-	free(h.nodes);
-	free(h.prev_cpu);
-	free(h.prev_first);
-	stacks_free(h.stacks);
+	forget(&h, &s1, &s2);
 	sym_free(h.sym);
-	actrack_snapshot_free(s1);
-	actrack_snapshot_free(s2);
 	return ret;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * actrack monitor's system side (cli/journal.h): module reloads, and the
- * death reports as journal entries.
+ * death reports as journal entries; and the hang watch's entries.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -213,5 +213,46 @@ out:
 		free(owned[i]);
 	free(msg);
 	free(report);
+	return ret;
+}
+
+int journal_send_hang(const struct journal_hang *e)
+{
+	struct iovec iov[NR_FIELDS];
+	char *owned[NR_FIELDS] = { NULL };
+	int n = 0, ret;
+
+	/* A hang is an error, as a death by a signal; its end is news. */
+	ret = field(iov, &n, owned, "PRIORITY=%d", e->ended ? 6 : 3) ?:
+	      field(iov, &n, owned, "MESSAGE_ID=%s", e->ended ?
+		    ACTRACK_JOURNAL_HANG_END_ID : ACTRACK_JOURNAL_HANG_ID) ?:
+	      field(iov, &n, owned, "SYSLOG_IDENTIFIER=actrack") ?:
+	      field_bytes(iov, &n, owned, "MESSAGE", e->message,
+			  strlen(e->message)) ?:
+	      field(iov, &n, owned, "ACTRACK_PID=%u", e->pid) ?:
+	      field(iov, &n, owned, "ACTRACK_START_TICKS=%" PRIu64,
+		    e->start_ticks) ?:
+	      field(iov, &n, owned, "ACTRACK_TID=%u", e->tid) ?:
+	      field(iov, &n, owned, "ACTRACK_COMM=%s", e->comm) ?:
+	      field(iov, &n, owned, "ACTRACK_VERDICT=%s", e->verdict) ?:
+	      field(iov, &n, owned, "ACTRACK_WAIT=%s", e->wait) ?:
+	      field(iov, &n, owned, "ACTRACK_WAIT_START_NS=%" PRIu64,
+		    e->wait_start_ns);
+	if (!ret && e->owner)
+		ret = field(iov, &n, owned, "ACTRACK_OWNER=%s", e->owner);
+	if (!ret && e->cycle)
+		ret = field(iov, &n, owned, "ACTRACK_CYCLE=%s", e->cycle);
+	if (!ret && e->report)
+		ret = field_bytes(iov, &n, owned, "ACTRACK_REPORT", e->report,
+				  strlen(e->report));
+	if (!ret && e->ended)
+		ret = field(iov, &n, owned, "ACTRACK_HANG_END=%s", e->ended);
+	if (!ret && e->suppressed)
+		ret = field(iov, &n, owned, "ACTRACK_SUPPRESSED=%" PRIu64,
+			    e->suppressed);
+	if (!ret)
+		ret = sd_journal_sendv(iov, n);
+	for (int i = 0; i < n; i++)
+		free(owned[i]);
 	return ret;
 }

@@ -15,66 +15,11 @@
 #include <sys/un.h>
 #include "vm_util.h"
 #include "snapshot_helpers.h"	/* cli_path */
+#include "journal_native.h"
 
 #define JOURNAL_DIR	"/run/systemd/journal"
 #define JOURNAL_SOCKET	JOURNAL_DIR "/socket"
 #define MESSAGE_ID	"5c4a1e0d3f7b4a6e9d2c8b1f0a3e6d47"
-#define ENTRY_MAX	(1024 * 1024)
-
-struct entry {
-	size_t len;
-	char buf[ENTRY_MAX];
-};
-
-/* Value of field @name (NUL-terminated copy in @out), or NULL. */
-static const char *field(const struct entry *e, const char *name, char *out,
-			 size_t out_len)
-{
-	size_t nl = strlen(name), i = 0;
-
-	while (i < e->len) {
-		const char *line = e->buf + i;
-		const char *end = memchr(line, '\n', e->len - i);
-		const char *eq;
-		size_t vlen;
-		uint64_t n;
-
-		if (!end)
-			return NULL;
-		eq = memchr(line, '=', (size_t)(end - line));
-		if (eq) {
-			vlen = (size_t)(end - eq - 1);
-			if ((size_t)(eq - line) == nl &&
-			    !memcmp(line, name, nl)) {
-				if (vlen >= out_len)
-					return NULL;
-				memcpy(out, eq + 1, vlen);
-				out[vlen] = '\0';
-				return out;
-			}
-			i = (size_t)(end - e->buf) + 1;
-			continue;
-		}
-		/* NAME\n, le64 length, bytes, \n */
-		i = (size_t)(end - e->buf) + 1;
-		if (i + 8 > e->len)
-			return NULL;
-		memcpy(&n, e->buf + i, 8);
-		i += 8;
-		if (n > e->len - i)
-			return NULL;
-		if ((size_t)(end - line) == nl && !memcmp(line, name, nl)) {
-			if (n >= out_len)
-				return NULL;
-			memcpy(out, e->buf + i, n);
-			out[n] = '\0';
-			return out;
-		}
-		i += n + 1;
-	}
-	return NULL;
-}
-
 FIXTURE(journal) {
 	int sock;
 	pid_t mon;
