@@ -56,4 +56,29 @@ static inline int free_port(void)
 	return port;
 }
 
+/*
+ * Why `actrack run -- @prog...` is refused here (the CLI's exit 126 and
+ * its message: a statically linked busybox /bin/sh in the VM, no preload
+ * library beside the CLI in the kselftest layout), or NULL.  The CLI is
+ * asked, so that its rules stay the only ones; the probe runs on an arena
+ * that cannot exist, so it writes nothing anywhere.  Needs run_cli()
+ * (snapshot_helpers.h).
+ */
+static inline const char *run_refused(const char *prog, const char *arg)
+{
+	char *argv[] = { "actrack", "run", "--", (char *)prog, (char *)arg,
+			 arg ? "true" : NULL, NULL };
+	static char why[256];
+	struct run r;
+
+	why[0] = 0;
+	if (run_cli(&r, "ACTRACK_ARENA=/nonexistent/actrack-probe", argv))
+		return "cannot run the CLI";
+	if (r.status == 126)
+		snprintf(why, sizeof(why), "%.*s", (int)strcspn(r.err, "\n"),
+			 r.err);
+	run_free(&r);
+	return why[0] ? why : NULL;
+}
+
 #endif /* ACTRACK_PROGS_UTIL_H */

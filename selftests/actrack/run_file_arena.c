@@ -33,12 +33,13 @@
 #include <sys/wait.h>
 #include "vm_util.h"	/* VM_UNDER_SANITIZER */
 #include "snapshot_helpers.h"
+#include "progs_util.h"
 
 /*
- * Why `actrack run` cannot be tried here, or NULL: sanitizer builds
- * cannot preload into an uninstrumented program, and a test tree without
- * the preload library beside the CLI (the kselftest layout) has none to
- * preload.  The CLI itself is asked, so that its lookup stays the only one.
+ * Why the programs these tests run under `actrack run` cannot be tracked
+ * here, or NULL: sanitizer builds cannot preload into an uninstrumented
+ * program, the kselftest layout has no preload beside the CLI, and the
+ * VM's /bin/sh, /bin/true and /bin/sleep are one static busybox.
  */
 static const char *preload_missing(void)
 {
@@ -46,20 +47,12 @@ static const char *preload_missing(void)
 	return "sanitizer build: its runtime cannot be preloaded into an "
 	       "uninstrumented program";
 #else
-	char *argv[] = { "actrack", "run", "--", "/bin/true", NULL };
-	static const char *why;
-	static bool asked;
-	struct run r;
+	const char *why = run_refused("/bin/sh", "-c");
 
-	if (asked)
-		return why;
-	asked = true;
-	if (run_cli(&r, NULL, argv))
-		why = "cannot run the CLI";
-	else if (r.status == 126 &&
-		 strstr(r.err, "cannot find libactrack-preload.so"))
-		why = "no libactrack-preload.so beside the CLI";
-	run_free(&r);
+	if (!why)
+		why = run_refused("/bin/true", NULL);
+	if (!why)
+		why = run_refused("/bin/sleep", "0");
 	return why;
 #endif
 }
