@@ -34,15 +34,9 @@ void __actrack_unlock(void)
 	__actrack_nesting--;
 }
 
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
 /*
- * fork() handlers.  The library runs no handler of anyone else's (no
- * urcu_*_before_fork(): the host may follow liburcu's fork protocol
- * itself, and a second call deadlocks), and never blocks in fork(): it may
- * be called from a signal handler that interrupted our lock's holder.  If
- * the lock is busy, the child cannot trust what its holder was writing and
- * maps the arena afresh.
+ * fork() (lib/fork.c has the rules): if our lock is busy, the child cannot
+ * trust what its holder was writing and maps the arena afresh.
  */
 static __thread bool fork_locked;
 
@@ -75,15 +69,9 @@ static void atfork_child(void)
 	p->pid_ns = 0;
 	p->start_ticks = 0;
 	p->process_ref = 0;
-	__actrack_tracker_forget_after_fork();
-	__actrack_user_data_after_fork();
-	__actrack_lifecycle_after_fork();
 }
-
-static void register_atfork(void)
-{
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-}
+ACTRACK_FORK_HOOK(attach_fork, .prepare = atfork_prepare,
+		  .parent = atfork_parent, .child = atfork_child)
 
 ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks)
 {
@@ -345,12 +333,30 @@ static int attach_locked(const struct actrack_opts *opts)
 	 * child) may run in any thread, where setenv() is not safe. */
 	if (opts && (opts->flags & ACTRACK_INIT_MARK_IMAGE))
 		mark_image();
-	if (!(p->flags & ACTRACK_INIT_NO_MODULES)) {
-		pthread_mutex_unlock(&p->lock);
-		actrack_record_modules();
-		pthread_mutex_lock(&p->lock);
-	}
 	return 0;
+}
+
+/*
+ * End an attach begun with __actrack_nesting raised and the lock taken:
+ * note how it ended, unlock, and record the modules of a process that has
+ * just attached (outside the lock: dl_iterate_phdr() takes the loader's
+ * lock, and a dlopen() constructor may push; still nested, so such a push
+ * returns instead of attaching again).
+ */
+static void note_attach(int ret);
+
+static int attach_end(int ret, bool tried)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	bool modules = tried && !ret && !(p->flags & ACTRACK_INIT_NO_MODULES);
+
+	if (tried)
+		note_attach(ret);
+	pthread_mutex_unlock(&p->lock);
+	if (modules)
+		actrack_record_modules();
+	__actrack_nesting--;
+	return ret;
 }
 
 /* Remember how an attach ended (under the lock). */
@@ -399,7 +405,6 @@ static int attach_implicit(bool nonblock)
 	if (ret)
 		return ret;
 	__actrack_nesting++;
-	pthread_once(&atfork_once, register_atfork);
 	if (nonblock) {
 		if (pthread_mutex_trylock(&p->lock)) {
 			__actrack_nesting--;
@@ -408,17 +413,13 @@ static int attach_implicit(bool nonblock)
 	} else {
 		pthread_mutex_lock(&p->lock);
 	}
-	ret = 0;
-	if (!p->attached) {
-		/* Someone may have failed while we waited for the lock. */
-		ret = remembered_failure();
-		if (!ret) {
-			ret = attach_locked(NULL);
-			note_attach(ret);
-		}
-	}
-	__actrack_unlock();
-	return ret;
+	if (p->attached)
+		return attach_end(0, false);
+	/* Someone may have failed while we waited for the lock. */
+	ret = remembered_failure();
+	if (ret)
+		return attach_end(ret, false);
+	return attach_end(attach_locked(NULL), true);
 }
 
 /*
@@ -481,7 +482,6 @@ ACTRACK_API int actrack_init(const struct actrack_opts *user_opts)
 	if (__actrack_nesting)
 		return -EDEADLK;
 	__actrack_nesting++;
-	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&p->lock);
 	if (p->attached) {
 		/* Explicit options that disagree with the current attach. */
@@ -491,13 +491,10 @@ ACTRACK_API int actrack_init(const struct actrack_opts *user_opts)
 			     (opts->stack_slots &&
 			      opts->stack_slots != p->slots)))
 			ret = -EEXIST;
-	} else {
-		/* Explicit: tried now, whatever failed before. */
-		ret = attach_locked(opts);
-		note_attach(ret);
+		return attach_end(ret, false);
 	}
-	__actrack_unlock();
-	return ret;
+	/* Explicit: tried now, whatever failed before. */
+	return attach_end(attach_locked(opts), true);
 }
 
 ACTRACK_API int actrack_arena_path(const struct actrack_opts *user_opts,
@@ -556,15 +553,13 @@ ACTRACK_API int actrack_reattach(void)
 		__actrack_unmap(&p->map);
 	p->mapped = false;
 	p->process_ref = 0;
-	__actrack_user_data_after_fork();
+	__actrack_user_data_forget();
 	/* Same shape of trackers; the arena is wherever it is now. */
 	o.stack_slots = p->slots;
 	o.flags = p->flags;
-	ret = attach_locked(&o);
-	note_attach(ret);
+	return attach_end(attach_locked(&o), true);
 out:
-	__actrack_unlock();
-	return ret;
+	return attach_end(ret, false);
 }
 
 int __actrack_ensure_attached(void)

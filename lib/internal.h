@@ -208,12 +208,26 @@ __actrack_hidden void __actrack_read_held(struct actrack_arena *a,
 					 uint32_t ref,
 					 const struct actrack_thread *hdr,
 					 struct actrack_snap_thread *t);
-/* Fork: forget this thread's tracker (lib/tracker.c). */
-__actrack_hidden void __actrack_tracker_forget_after_fork(void);
-/* Fork: the child launched nobody yet (lib/lifecycle.c). */
-__actrack_hidden void __actrack_lifecycle_after_fork(void);
-/* Fork: forget cached user data handles (lib/user_data.c). */
-__actrack_hidden void __actrack_user_data_after_fork(void);
+/*
+ * Fork (lib/fork.c): a file whose process state a child must not inherit
+ * registers its handlers once, from a constructor.  prepare may only try
+ * a lock, never block; child may only forget and re-initialise.
+ */
+struct actrack_fork_hook {
+	void (*prepare)(void);
+	void (*parent)(void);
+	void (*child)(void);
+	struct actrack_fork_hook *next;		/* lib/fork.c's */
+};
+__actrack_hidden void __actrack_fork_register(struct actrack_fork_hook *h);
+#define ACTRACK_FORK_HOOK(name, ...)					\
+	static struct actrack_fork_hook name = { __VA_ARGS__ };	\
+	__attribute__((constructor)) static void name##_register(void)	\
+	{								\
+		__actrack_fork_register(&name);				\
+	}
+/* Forget cached user data handles (lib/user_data.c); also on re-attach. */
+__actrack_hidden void __actrack_user_data_forget(void);
 /* Allocate and publish an empty user data block of @capacity field bytes.
  * Return: its reference (0: none) and, through @ud and @id, the block
  * and its data id. */

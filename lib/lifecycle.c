@@ -34,11 +34,12 @@ static void *exit_arg;
  * parent's children are not the child's, and another thread may have held
  * the lock at fork time.
  */
-void __actrack_lifecycle_after_fork(void)
+static void lifecycle_child(void)
 {
 	pthread_mutex_init(&launch_lock, NULL);
 	nr_launched = 0;
 }
+ACTRACK_FORK_HOOK(lifecycle_fork, .child = lifecycle_child)
 
 ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg)
 {

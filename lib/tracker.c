@@ -146,7 +146,8 @@ void __actrack_tracker_leave(void)
 	actrack__tls.clock = NULL;
 }
 
-void __actrack_tracker_forget_after_fork(void)
+/* In a forked child: the parent's threads and trackers are not ours. */
+static void tracker_child(void)
 {
 	__actrack_proc.trackers = 0;
 	memset(tid_table, 0, sizeof(tid_table));	/* the parent's threads */
@@ -155,6 +156,7 @@ void __actrack_tracker_forget_after_fork(void)
 	memset(&actrack__held_tls, 0, sizeof(actrack__held_tls));
 	memset(&tstate, 0, sizeof(tstate));
 }
+ACTRACK_FORK_HOOK(tracker_fork, .child = tracker_child)
 
 static void set_name(struct actrack_thread *t, const char *name)
 {

@@ -364,10 +364,11 @@ ACTRACK_API int actrack_set_string_ref(struct actrack_user_data *ud,
 
 static struct actrack_user_data *process_data;
 
-void __actrack_user_data_after_fork(void)
+void __actrack_user_data_forget(void)
 {
 	process_data = NULL;	/* the parent's; the child makes its own */
 }
+ACTRACK_FORK_HOOK(user_data_fork, .child = __actrack_user_data_forget)
 
 ACTRACK_API struct actrack_user_data *actrack_process_data(void)
 {
