@@ -105,7 +105,8 @@ PRELOAD_OBJ := $(O)/lib/preload/preload.o
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
 	check-debug check-tsan module demo bench fuzz install uninstall clean \
-	setup m32 check-m32 check-m32-vm check-style check-kselftest
+	setup m32 check-m32 check-m32-vm check-style check-kselftest \
+	module-all check-kernels
 
 all: lib cli examples tests benches
 
@@ -332,6 +333,22 @@ check-kselftest:
 check-vm: all
 	scripts/vmtest --kernel all
 
+# Every supported kernel line: 5.10 (bullseye) and 7.2 (sid) are built in
+# chroots of their suites with their own compilers (scripts/kernel-root,
+# cached in ~/.cache/actrack), 6.1 and 6.12 on the host.  module-all
+# builds actrack.ko for each with W=1 and sparse, every finding fatal;
+# check-kernels runs the whole VM suite on each.  make check runs the
+# whole suite on 6.1 and 6.12 and the module's core tests on 5.10 and 7.2.
+KERNEL_LINES := 5.10,6.1,6.12,7.2
+CORE_KERNELS := 5.10,7.2
+CORE_VM_TESTS := vm_death vm_lifecycle vm_device vm_trust vm_thread_exit \
+		 vm_backtrace
+module-all:
+	scripts/vmtest --kernel $(KERNEL_LINES) --build-only
+
+check-kernels: all
+	scripts/vmtest --kernel $(KERNEL_LINES)
+
 # The whole VM suite on both debug kernels: "debug" (KASAN, lockdep,
 # PROVE_RCU, atomic-sleep checks, kmemleak, debugobjects, UBSAN) and
 # "debug-rt" (the same with PREEMPT_RT); any finding in the kernel log or
@@ -357,6 +374,8 @@ check: check-style
 	$(MAKE) O=$(O) check-kselftest
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
+	export ACTRACK_VMTEST_CORE_KERNELS='$(CORE_KERNELS)' \
+		ACTRACK_VMTEST_CORE_TESTS='$(CORE_VM_TESTS)'; \
 	if $(M32_PROBE); then \
 		$(MAKE) O=$(O) check-m32-vm && \
 		if [ "$(M32_RUNS)" = yes ]; then \
