@@ -20,6 +20,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/timekeeping.h>
@@ -30,6 +31,7 @@
 #include <linux/uuid.h>
 #include <linux/pid.h>
 #include "internal.h"
+#include "compat.h"
 
 static LIST_HEAD(actrack_arenas);		/* append only until unload */
 static DEFINE_MUTEX(actrack_arenas_mutex);

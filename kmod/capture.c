@@ -41,6 +41,7 @@
 #include <linux/bitmap.h>
 #include <asm/ptrace.h>
 #include "internal.h"
+#include "compat.h"
 
 /* A slot nobody collected within this long is free again. */
 #define ACTRACK_CAPTURE_STALE	(60 * HZ)
@@ -138,7 +139,7 @@ static bool actrack_signal_is_fatal(int sig, const struct k_sigaction *ka)
 	struct signal_struct *signal = current->signal;
 
 	/* exec() kills the other threads the same way: not a death. */
-	if (READ_ONCE(signal->group_exec_task))
+	if (actrack_group_exec_running(signal))
 		return false;
 	if (sig == SIGKILL)
 		return true;
@@ -255,7 +256,7 @@ static void actrack_capture_thread(struct actrack_kproc *p)
 	 * out: a process that made itself non-dumpable (ssh-agent, gpg) or
 	 * changed credentials keeps its memory from its own uid too.
 	 */
-	if (!current->mm || get_dumpable(current->mm) != SUID_DUMP_USER) {
+	if (!actrack_current_dumpable()) {
 		WRITE_ONCE(p->captures_private, true);
 		return;
 	}

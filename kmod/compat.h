@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one place where actrack.ko deals with kernel-version differences.
- * Supported: 6.1 (Debian bookworm) and 6.12 (bookworm-backports).
+ * Supported: 5.10 (Debian bullseye) to 7.2 (sid); built and tested on
+ * 5.10, 6.1 (bookworm), 6.12 (bookworm-backports) and 7.2 by
+ * `make module-all` and `scripts/vmtest --kernel 5.10,6.1,6.12,7.2`.
+ * Each entry says what changed and in which release.
  */
 #ifndef ACTRACK_KMOD_COMPAT_H
 #define ACTRACK_KMOD_COMPAT_H
@@ -9,6 +12,8 @@
 #include <linux/version.h>
 #include <linux/mm.h>
 #include <linux/timer.h>
+#include <linux/sched/signal.h>
+#include <linux/time_namespace.h>
 
 /* From 6.3 on vma->vm_flags is read-only and changes go through helpers
  * that also take care of the vma lock.
@@ -34,5 +39,64 @@ static inline void actrack_timer_delete_sync(struct timer_list *timer)
 	del_timer_sync(timer);
 #endif
 }
+
+/* Is an exec() of this group killing its other threads?  5.17 renamed
+ * signal->group_exit_task (set by de_thread() alone) group_exec_task.
+ */
+static inline bool actrack_group_exec_running(struct signal_struct *sig)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 17, 0)
+	return READ_ONCE(sig->group_exec_task);
+#else
+	return READ_ONCE(sig->group_exit_task);
+#endif
+}
+
+/* CLOCK_BOOTTIME nanoseconds as @current's time namespace sees them.
+ * timens_add_boottime_ns() came in 5.11; the timespec64 form is in all.
+ */
+static inline u64 actrack_timens_add_boottime_ns(u64 ns)
+{
+	struct timespec64 ts = ns_to_timespec64(ns);
+
+	timens_add_boottime(&ts);
+	return timespec64_to_ns(&ts);
+}
+
+/* The sched_process_exit probe's arguments after its data pointer: 7.x
+ * added group_dead (feature test in Kbuild).
+ */
+#ifdef ACTRACK_HAVE_EXIT_GROUP_DEAD
+#define ACTRACK_PROBE_EXIT_ARGS struct task_struct *task, bool group_dead
+#else
+#define ACTRACK_PROBE_EXIT_ARGS struct task_struct *task
+#endif
+
+/* May @current's own uid have its memory, as a core dump or ptrace would?
+ * (Not if it made itself non-dumpable or changed credentials.)  7.x moved
+ * dumpability from mm->flags to task->exec_state (feature test in Kbuild);
+ * its getter is not exported, the field is read under RCU.
+ */
+#ifdef ACTRACK_HAVE_TASK_EXEC_STATE
+#include <linux/sched/exec_state.h>
+static inline bool actrack_current_dumpable(void)
+{
+	struct task_exec_state *es;
+	bool ok;
+
+	rcu_read_lock();
+	es = rcu_dereference(current->exec_state);
+	ok = current->mm && es &&
+	     READ_ONCE(es->dumpable) == TASK_DUMPABLE_OWNER;
+	rcu_read_unlock();
+	return ok;
+}
+#else
+#include <linux/sched/coredump.h>
+static inline bool actrack_current_dumpable(void)
+{
+	return current->mm && get_dumpable(current->mm) == SUID_DUMP_USER;
+}
+#endif
 
 #endif /* ACTRACK_KMOD_COMPAT_H */

@@ -47,6 +47,7 @@
 #include <trace/events/sched.h>
 #include <trace/events/signal.h>
 #include "internal.h"
+#include "compat.h"
 #include "test_fault.h"
 
 #define ACTRACK_PROC_HASH_BITS	10
@@ -220,7 +221,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	 * Exactly field 22 of /proc/self/stat as this process reads it: the
 	 * leader's start (exec keeps it), shifted into our time namespace.
 	 */
-	boot_ns = timens_add_boottime_ns(p->start_boottime);
+	boot_ns = actrack_timens_add_boottime_ns(p->start_boottime);
 	p->owner.start_ticks = actrack_ns_to_ticks(boot_ns);
 	actrack_read_cmdline(p);
 
@@ -326,7 +327,7 @@ static u32 actrack_wait_status(struct task_struct *task)
 	return READ_ONCE(task->group_leader->exit_code);
 }
 
-static void actrack_probe_exit(void *data, struct task_struct *task)
+static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 {
 	struct signal_struct *sig = task->signal;
 	struct actrack_kproc *p;
@@ -354,7 +355,7 @@ static void actrack_probe_exit(void *data, struct task_struct *task)
 		}
 	} else if (p->state == ACTRACK_PROC_ATTACHED &&
 		   !(READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) &&
-		   !READ_ONCE(sig->group_exec_task)) {
+		   !actrack_group_exec_running(sig)) {
 		/*
 		 * Only a thread that leaves on its own.  When the whole group
 		 * is going (fatal signal, exit_group, exec) every tracker must
