@@ -714,7 +714,7 @@ struct sweep_victim {
 	int go;			/* EOF: the churn threads exit */
 };
 
-static int sweep_victim_start(struct sweep_victim *v, int ready)
+static int sweep_victim_start(struct sweep_victim *v, int ready, int ready_w)
 {
 	struct sweep_msg msg;
 	int go[2], nl = 0, nc = 0, n;
@@ -727,7 +727,7 @@ static int sweep_victim_start(struct sweep_victim *v, int ready)
 		return -errno;
 	if (!v->pid) {
 		close(go[1]);
-		sweep_victim(ready, go[0]);
+		sweep_victim(ready_w, go[0]);
 	}
 	close(go[0]);
 	v->go = go[1];
@@ -746,79 +746,87 @@ static int sweep_victim_start(struct sweep_victim *v, int ready)
 
 /*
  * One trial.  Return: 1 if the sweep ran while the group was exiting
- * (it could not have run before: every churn tracker was still there
- * when the kill had taken the live threads), 0 if it may have run
- * before, -1 on a failed assertion.
+ * (it could not have run before: a death queued ahead of it was still
+ * not cleaned up when the kill had taken the live threads), 0 if it may
+ * have run before, -1 on a failed assertion.
  */
+#define SWEEP_FAIL()							\
+	do {								\
+		TH_LOG("trial %d failed at line %d: errno %d", trial,	\
+		       __LINE__, errno);				\
+		return -1;						\
+	} while (0)
+
 static int sweep_trial(struct __test_metadata *_metadata, struct vm_watch *w,
 		       struct vm_map *m, pid_t helper, int cmd, int ready,
-		       int trial)
+		       int ready_w, int trial)
 {
 	static pid_t ballast[SWEEP_BALLAST];
 	const struct actrack_death *d;
 	struct sweep_victim v;
 	struct sweep_msg msg;
-	int i, st, live = 0, holder = 0, main_thread = 0, overlapped = 1;
+	int i, st, live = 0, holder = 0, main_thread = 0, overlapped;
+	struct actrack_kstats st0, st1;
 	pid_t sentinel;
 
-	if (sweep_victim_start(&v, ready))
-		return -1;
+	if (sweep_victim_start(&v, ready, ready_w))
+		SWEEP_FAIL();
 	/* A sentinel thread in the helper, made before the list loops. */
 	if (write(cmd, "s", 1) != 1 || sweep_read(ready, &msg) ||
 	    msg.role != 's')
-		return -1;
+		SWEEP_FAIL();
 	sentinel = msg.tid;
 	for (i = 0; i < SWEEP_BALLAST; i++) {
 		ballast[i] = fork();
 		if (!ballast[i])
-			sweep_ballast(ready);
+			sweep_ballast(ready_w);
 	}
 	if (vm_read_n(ready, SWEEP_BALLAST, 60000))
-		return -1;
+		SWEEP_FAIL();
 	if (ptrace(PTRACE_SEIZE, v.holder, 0, PTRACE_O_TRACEEXIT))
-		return -1;
+		SWEEP_FAIL();
 	/* Every walk of the uid's arena now takes the most steps. */
 	if (write(cmd, "l", 1) != 1 || sweep_read(ready, &msg) ||
 	    msg.role != 'l')
-		return -1;
+		SWEEP_FAIL();
 	/* A backlog of walks ahead of the sweep ... */
+	stats(&st0);
 	for (i = 0; i < SWEEP_BALLAST; i++)
 		kill(ballast[i], SIGKILL);
 	/* ... which the churn threads' exits queue behind it, ... */
 	close(v.go);
 	for (i = 0; i < SWEEP_CHURN; i++)
 		if (!task_gone(v.pid, v.churn[i]))
-			return -1;
+			SWEEP_FAIL();
 	/* ... then the kill: the holder stops in its exit (traced), the
 	 * other threads are gone or exiting. */
 	kill(v.pid, SIGKILL);
 	if (waitpid(v.holder, &st, __WALL) != v.holder ||
 	    !WIFSTOPPED(st) || st >> 8 != (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
-		return -1;
+		SWEEP_FAIL();
 	for (i = 0; i < SWEEP_LIVE; i++)
 		if (!task_gone(v.pid, v.live[i]))
-			return -1;
-	for (i = 0; i < SWEEP_CHURN; i++)
-		if (vm_count_owned(m, v.pid, ~0ULL, v.churn[i],
-				   ACTRACK_TYPE_THREAD) != 1)
-			overlapped = 0;
+			SWEEP_FAIL();
+	/* A ballast death still queued: the sweep, behind it, runs now. */
+	stats(&st1);
+	overlapped = st1.cleanups - st0.cleanups < SWEEP_BALLAST;
 	/* The sentinel exits after the churn: its tracker freed, the
 	 * victim's sweep has run (one arena's batches run in order). */
 	if (write(cmd, "x", 1) != 1 || sweep_read(ready, &msg) ||
 	    msg.role != 'x' || !tracker_freed(m, helper, sentinel))
-		return -1;
+		SWEEP_FAIL();
 	if (write(cmd, "u", 1) != 1 || sweep_read(ready, &msg) ||
 	    msg.role != 'u')
-		return -1;
+		SWEEP_FAIL();
 	/* Let the group die. */
 	if (ptrace(PTRACE_DETACH, v.holder, 0, 0))
-		return -1;
+		SWEEP_FAIL();
 	waitpid(v.pid, &st, 0);
 	for (i = 0; i < SWEEP_BALLAST; i++)
 		waitpid(ballast[i], NULL, 0);
 	d = vm_wait_death(w->m, w->ds, (uint32_t)v.pid, 60000);
 	if (!d)
-		return -1;
+		SWEEP_FAIL();
 	for (i = 0; i < (int)d->nr_threads; i++) {
 		const char *name = d->threads[i].name;
 
@@ -862,7 +870,7 @@ TEST_F_TIMEOUT(uid, sweep_overlapping_group_exit_keeps_live_threads, 280)
 	for (tries = 0; overlapped < trials && tries < SWEEP_MAX_TRIES;
 	     tries++) {
 		r = sweep_trial(_metadata, &w, &m, helper, cmd[1], ready[0],
-				tries);
+				ready[1], tries);
 		if (r < 0) {
 			failed++;
 			break;
