@@ -224,7 +224,11 @@ TEST_F_TIMEOUT(wait, other_uid_attach_never_waits_for_a_backlog, 290)
 {
 	static struct kid execs[A_EXECS], deaths[A_DEATHS], bs[B_CHILDREN];
 	struct kid akeep = { 0 }, bkeep = { 0 };
-	uint64_t c0, c1, t0, us, max_us = 0, total = A_EXECS + A_DEATHS;
+	/* Fewer on a slow (debug) kernel, where each walk is slower too. */
+	int n_execs = actrack_test_scaled(A_EXECS, 4);
+	int n_deaths = actrack_test_scaled(A_DEATHS, 8);
+	int n_bs = actrack_test_scaled(B_CHILDREN, 8);
+	uint64_t c0, c1, t0, us, max_us = 0, total = n_execs + n_deaths;
 	int ready[2], i, status;
 	cpu_set_t one;
 	char c;
@@ -240,30 +244,30 @@ TEST_F_TIMEOUT(wait, other_uid_attach_never_waits_for_a_backlog, 290)
 	ASSERT_EQ(0, vm_read_n(ready[0], 1, 60000));
 	ASSERT_EQ(0, kid_start(&akeep, ready[1], a_keeper, 0));
 	ASSERT_EQ(0, vm_read_n(ready[0], 1, 60000));
-	for (i = 0; i < A_EXECS; i++)
+	for (i = 0; i < n_execs; i++)
 		ASSERT_EQ(0, kid_start(&execs[i], ready[1], a_exec, 0));
-	for (i = 0; i < A_DEATHS; i++)
+	for (i = 0; i < n_deaths; i++)
 		ASSERT_EQ(0, kid_start(&deaths[i], ready[1], a_death, 0));
-	ASSERT_EQ(0, vm_read_n(ready[0], A_EXECS + A_DEATHS, 120000));
+	ASSERT_EQ(0, vm_read_n(ready[0], n_execs + n_deaths, 120000));
 
 	c0 = cleanups();
 	t0 = vm_mono_ns();
 	/* The exec cleanups first; their images die and are reaped ... */
-	for (i = 0; i < A_EXECS; i++)
+	for (i = 0; i < n_execs; i++)
 		ASSERT_EQ(1, write(execs[i].go, "g", 1));
-	for (i = 0; i < A_EXECS; i++) {
+	for (i = 0; i < n_execs; i++) {
 		ASSERT_EQ(execs[i].pid, waitpid(execs[i].pid, &status, 0));
 		ASSERT_EQ(0, status);
 		close(execs[i].go);
 	}
 	/* ... then the deaths, left unreaped (their signal_structs stay). */
-	for (i = 0; i < A_DEATHS; i++)
+	for (i = 0; i < n_deaths; i++)
 		ASSERT_EQ(0, kill(deaths[i].pid, SIGKILL));
 	/* The reaped ones' signal_structs are freed after a grace period. */
 	syscall(SYS_membarrier, 1 /* MEMBARRIER_CMD_GLOBAL */, 0);
 	usleep(100000);
 
-	for (i = 0; i < B_CHILDREN; i++) {
+	for (i = 0; i < n_bs; i++) {
 		ASSERT_EQ(0, kid_start(&bs[i], ready[1], b_attach, 0));
 		ASSERT_EQ(sizeof(us), read(ready[0], &us, sizeof(us)));
 		if (us > max_us)
@@ -272,26 +276,26 @@ TEST_F_TIMEOUT(wait, other_uid_attach_never_waits_for_a_backlog, 290)
 	c1 = cleanups();
 	TH_LOG("%d B attaches done with %llu of uid A's %llu cleanups done "
 	       "(%llu ms after they were queued); worst B attach %llu us",
-	       B_CHILDREN, (unsigned long long)(c1 - c0),
+	       n_bs, (unsigned long long)(c1 - c0),
 	       (unsigned long long)total,
 	       (unsigned long long)((vm_mono_ns() - t0) / 1000000),
 	       (unsigned long long)max_us);
 	/* B never waited for A: A's backlog is still there. */
 	EXPECT_LT(c1 - c0, total);
 
-	for (i = 0; i < B_CHILDREN; i++)
+	for (i = 0; i < n_bs; i++)
 		kid_end(&bs[i]);
 	kid_end(&bkeep);
 	/* Undo the loop and let A's backlog drain before the next test. */
 	ASSERT_EQ(1, write(akeep.go, "g", 1));
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	while (cleanups() - c0 < total + B_CHILDREN &&
+	while (cleanups() - c0 < total + n_bs &&
 	       vm_mono_ns() - t0 < DRAIN_NS)
 		usleep(10000);
 	TH_LOG("uid A's backlog drained in %llu ms",
 	       (unsigned long long)((vm_mono_ns() - t0) / 1000000));
-	EXPECT_LE(total + B_CHILDREN, cleanups() - c0);
-	for (i = 0; i < A_DEATHS; i++) {
+	EXPECT_LE(total + n_bs, cleanups() - c0);
+	for (i = 0; i < n_deaths; i++) {
 		waitpid(deaths[i].pid, NULL, 0);
 		close(deaths[i].go);
 	}
