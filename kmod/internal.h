@@ -214,7 +214,8 @@ struct actrack_report {
 /*
  * Thread exits remembered per process between two cleanup walks (the
  * probe may not allocate).  More exits than this before the walk turn the
- * batch into a sweep of every tracker whose thread is gone.
+ * batch into a sweep of every tracker whose thread is gone, unless the
+ * group has begun to end (then they are its death report's).
  */
 #define ACTRACK_PROC_TIDS	16
 
