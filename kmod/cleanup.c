@@ -4,7 +4,8 @@
  *
  * Each arena has one work item that runs its processes' cleanups one at a
  * time, in the order the probes queued them (a group's end goes first:
- * deaths and exec cleanups are latency-sensitive, thread batches are not).
+ * deaths and exec cleanups are latency-sensitive, thread batches are not;
+ * within each kind, first queued, first served, so that no entry starves).
  * One process is one entry however many events it had, so a uid's backlog
  * is at most one entry per attached process, and different uids' arenas
  * are cleaned in parallel on an unbound workqueue: a uid that churns
@@ -399,6 +400,25 @@ static bool actrack_tid_alive(struct actrack_kproc *p, u32 tid)
 	return alive;
 }
 
+/*
+ * May the tracker of thread @tid go as a thread that left?  Not while a
+ * live thread has the tid (actrack_tid_alive()), nor if the thread may
+ * have been taken by the group's end (a fatal signal overlapping the
+ * sweep of an overflowed batch, say): that one is the death report's,
+ * which must hold every thread alive when the group began to end.  Asked
+ * after the thread was seen gone, "has the group begun to end?" tells
+ * them apart (actrack_proc_group_ending()); once it has, the report (or
+ * the exec cleanup) frees whatever is left.
+ */
+static bool actrack_tid_left(struct actrack_kproc *p, u32 tid)
+{
+	if (actrack_tid_alive(p, tid))
+		return false;
+	/* The group's state after the thread's (see that function). */
+	smp_rmb();
+	return !actrack_proc_group_ending(p);
+}
+
 /* One batch of a process's exited threads. */
 struct actrack_tid_batch {
 	struct actrack_kproc *p;
@@ -418,7 +438,7 @@ static bool actrack_batch_filter(void *ctx, u32 tid)
 		if (i == b->n)
 			return false;
 	}
-	return !actrack_tid_alive(b->p, tid);
+	return actrack_tid_left(b->p, tid);
 }
 
 /*
@@ -431,7 +451,7 @@ static int actrack_free_registered(struct actrack_kproc *p,
 {
 	void *entry = xa_load(&p->trackers, tid);
 
-	if (!entry || actrack_tid_alive(p, tid))
+	if (!entry || !actrack_tid_left(p, tid))
 		return 0;
 	if (xa_cmpxchg(&p->trackers, tid, entry, NULL, 0) != entry)
 		return 0;
@@ -476,10 +496,20 @@ static void actrack_free_threads(struct actrack_kproc *p,
 		atomic64_inc(&ka->stats.corruption);
 }
 
+/* Lock held: put @p after the urgent entries already queued. */
+static void actrack_queue_urgent_locked(struct actrack_karena *ka,
+					struct actrack_kproc *p)
+{
+	list_add(&p->work_node, ka->urgent_end ?: &ka->work_list);
+	ka->urgent_end = &p->work_node;
+	p->urgent = true;
+}
+
 /*
  * Lock held: queue @p's cleanup on its arena's list (once: an entry
- * already queued takes the new events with it), @urgent ones first, and
- * make sure the arena's work runs.  Any context; allocates nothing.
+ * already queued takes the new events with it), @urgent ones before the
+ * others, each kind in the order queued, and make sure the arena's work
+ * runs.  Any context; allocates nothing.
  */
 void actrack_cleanup_queue_locked(struct actrack_kproc *p, bool urgent)
 {
@@ -490,11 +520,12 @@ void actrack_cleanup_queue_locked(struct actrack_kproc *p, bool urgent)
 		refcount_inc(&p->ref);
 		p->queued = true;
 		if (urgent)
-			list_add(&p->work_node, &ka->work_list);
+			actrack_queue_urgent_locked(ka, p);
 		else
 			list_add_tail(&p->work_node, &ka->work_list);
-	} else if (urgent) {
-		list_move(&p->work_node, &ka->work_list);
+	} else if (urgent && !p->urgent) {
+		list_del(&p->work_node);
+		actrack_queue_urgent_locked(ka, p);
 	}
 	if (!ka->work_queued) {
 		/* @p holds @ka: this reference can never be the last. */
@@ -531,8 +562,12 @@ void actrack_arena_work(struct work_struct *work)
 			raw_spin_unlock(&actrack_procs_lock);
 			return;
 		}
+		/* The urgent ones come first: the last of them goes last. */
+		if (ka->urgent_end == &p->work_node)
+			ka->urgent_end = NULL;
 		list_del_init(&p->work_node);
 		p->queued = false;
+		p->urgent = false;
 		state = p->state;
 		b.p = p;
 		b.sweep = p->tids_overflow;

@@ -26,8 +26,11 @@
  * insertion.  So an ATTACHED entry never outlives its signal_struct and a
  * recycled pointer never matches one.  An EXEC entry stays hashed until
  * its cleanup is done, only so that the new image's ATTACH can wait for
- * it; if the group dies meanwhile and its signal_struct is recycled, a
- * stranger's ATTACH at worst waits for that cleanup too.
+ * it; the group may die meanwhile and its signal_struct be recycled, so
+ * ATTACH matches an EXEC entry by the group's struct pid as well, which
+ * the entry holds a reference to and which therefore is no other
+ * process's: an ATTACH waits for its own previous image only, never for
+ * a stranger's (or another uid's) cleanup backlog.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -86,6 +89,23 @@ static struct actrack_kproc *actrack_proc_find(const void *key,
 	hash_for_each_possible_rcu(actrack_procs, p, hnode, (unsigned long)key,
 				   lockdep_is_held(&actrack_procs_lock))
 		if (p->key == key && READ_ONCE(p->state) == state)
+			return p;
+	return NULL;
+}
+
+/*
+ * Lock held.  The EXEC entry of the group whose struct pid is @tgid, keyed
+ * by @key: only the group's own previous image (see "Why the key is safe").
+ */
+static struct actrack_kproc *actrack_proc_find_exec(const void *key,
+						   const struct pid *tgid)
+{
+	struct actrack_kproc *p;
+
+	hash_for_each_possible_rcu(actrack_procs, p, hnode, (unsigned long)key,
+				   lockdep_is_held(&actrack_procs_lock))
+		if (p->key == key && p->tgid == tgid &&
+		    p->state == ACTRACK_PROC_EXEC)
 			return p;
 	return NULL;
 }
@@ -235,7 +255,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 			raw_spin_unlock(&actrack_procs_lock);
 			goto out_free;
 		}
-		old = actrack_proc_find(key, ACTRACK_PROC_EXEC);
+		old = actrack_proc_find_exec(key, p->tgid);
 		if (!old)
 			break;
 		refcount_inc(&old->ref);
@@ -370,6 +390,35 @@ static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 	raw_spin_unlock(&actrack_procs_lock);
 out:
 	rcu_read_unlock();
+}
+
+/*
+ * Has @p's group begun to end (a fatal signal, exit_group(), an exec's
+ * killing of the other threads, or its last thread's exit), or ended?
+ * The cleanup work asks, after seeing a thread gone or exiting, whether
+ * that thread left on its own: a thread that the group's end kills only
+ * begins to exit after SIGNAL_GROUP_EXIT or group_exec_task is set (under
+ * the siglock that it then takes to dequeue its SIGKILL), so a thread
+ * seen exiting before this returns false left before the group began to
+ * end.  Context: any; takes the RCU read lock.
+ */
+bool actrack_proc_group_ending(struct actrack_kproc *p)
+{
+	struct signal_struct *sig;
+	struct task_struct *task;
+	bool ending = true;
+
+	rcu_read_lock();
+	/* The leader stays (a zombie if need be) until the group is gone. */
+	task = pid_task(p->tgid, PIDTYPE_TGID);
+	if (task) {
+		sig = task->signal;
+		ending = (READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) ||
+			 READ_ONCE(sig->group_exec_task) ||
+			 !atomic_read(&sig->live);
+	}
+	rcu_read_unlock();
+	return ending;
 }
 
 /*

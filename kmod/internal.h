@@ -113,10 +113,12 @@ struct actrack_karena {
 	atomic64_t death_seq;		/* last ACTRACK_A_SEQ handed out */
 
 	/* Cleanup: one work per arena runs its processes' walks in order
-	 * (a uid's backlog delays only that uid).  Under actrack_procs_lock;
-	 * a queued work holds a reference.
+	 * (a uid's backlog delays only that uid): urgent entries first, in
+	 * the order they were queued, then the others, in theirs.  Under
+	 * actrack_procs_lock; a queued work holds a reference.
 	 */
 	struct list_head work_list;	/* struct actrack_kproc.work_node */
+	struct list_head *urgent_end;	/* its last urgent entry, or NULL */
 	struct work_struct work;
 	bool work_queued;
 
@@ -212,7 +214,8 @@ struct actrack_report {
 /*
  * Thread exits remembered per process between two cleanup walks (the
  * probe may not allocate).  More exits than this before the walk turn the
- * batch into a sweep of every tracker whose thread is gone.
+ * batch into a sweep of every tracker whose thread is gone, unless the
+ * group has begun to end (then they are its death report's).
  */
 #define ACTRACK_PROC_TIDS	16
 
@@ -242,6 +245,7 @@ struct actrack_kproc {
 	enum actrack_proc_state state;	/* [L] */
 	bool hashed;			/* [L] */
 	bool queued;			/* [L] on arena->work_list */
+	bool urgent;			/* [L] queued among the urgent ones */
 	bool tids_overflow;		/* [L] */
 	u32 nr_tids;			/* [L] */
 	u32 tids[ACTRACK_PROC_TIDS];	/* [L] exited threads, in pid_ns */
@@ -315,6 +319,7 @@ int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker);
 void actrack_proc_put(struct actrack_kproc *p);
 void actrack_proc_exec_done(struct actrack_kproc *p);
 
+bool actrack_proc_group_ending(struct actrack_kproc *p);
 struct actrack_kproc *actrack_proc_find_attached(const void *key);
 int actrack_procs_attached(void);
 

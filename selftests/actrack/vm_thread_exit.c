@@ -15,10 +15,16 @@
  *  - a thread that takes its registration back keeps its records until
  *    its process ends;
  *  - a client that never registers (an older library) is walked, as
- *    before.
+ *    before;
+ *  - a sweep (of an overflowed batch) that runs while the process is
+ *    being killed frees none of the threads the kill took: the death
+ *    report holds every thread that was alive when the group began to
+ *    exit (a traced thread held in its exit keeps the group from dying
+ *    until the sweep has run).
  * Each test runs as a uid of its own, so that the looped list is in an
  * arena nobody else uses.
  */
+#include <sys/ptrace.h>
 #include "vm_util.h"
 
 #define MAIN_TASK	444
@@ -528,6 +534,358 @@ TEST_F_TIMEOUT(uid, unregistering_client_is_walked, 120)
 	ASSERT_NE(0, c.ref);
 	EXPECT_TRUE(wait_freed(&c.m, &c.ref, types, 1));
 	vm_map_close(&c.m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A sweep that overlaps a group exit                                      */
+/* ---------------------------------------------------------------------- */
+
+#define SWEEP_UID	52106
+#define SWEEP_LIVE	4
+#define SWEEP_CHURN	24	/* more than a batch holds: a sweep */
+#define SWEEP_BALLAST	24
+#define SWEEP_TRIALS	20
+#define SWEEP_MAX_TRIES	60
+
+struct sweep_msg {
+	char role;		/* 'l'ive, 'h'older, 'c'hurn, 's'entinel, 'm'ain */
+	pid_t tid;
+};
+
+static int sweep_ready = -1, sweep_go = -1;
+
+static void sweep_say(char role)
+{
+	struct sweep_msg msg = { .role = role, .tid = gettid() };
+
+	if (write(sweep_ready, &msg, sizeof(msg)) != sizeof(msg))
+		_exit(70);
+}
+
+/* A victim thread: named, one activity, then waits (or exits raw). */
+static void *sweep_thread(void *arg)
+{
+	long role = (long)arg;
+	char c, name[16];
+
+	snprintf(name, sizeof(name), "%s", role == 'l' ? "live" :
+		 role == 'h' ? "holder" : role == 'c' ? "churn" : "sentinel");
+	if (actrack_thread_init(name))
+		_exit(71);
+	actrack_push_task(THREAD_TASK);
+	sweep_say((char)role);
+	if (role == 'l' || role == 'h')
+		for (;;)
+			pause();
+	while (read(sweep_go, &c, 1) < 0 && errno == EINTR)
+		;
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+static void sweep_init(int ready, int go)
+{
+	struct actrack_opts o = { .sz = sizeof(o) };
+
+	become(SWEEP_UID);
+	sweep_ready = ready;
+	sweep_go = go;
+	if (actrack_init(&o) || actrack_backend() != ACTRACK_BACKEND_MODULE)
+		_exit(72);
+	actrack_push_task(MAIN_TASK);
+}
+
+static void sweep_spawn(long role, int n)
+{
+	pthread_t th;
+
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&th, NULL, sweep_thread, (void *)role))
+			_exit(73);
+		pthread_detach(th);
+	}
+}
+
+/* The victim: live threads, a holder, churn threads that exit on EOF. */
+static void sweep_victim(int ready, int go)
+{
+	sweep_init(ready, go);
+	sweep_spawn('l', SWEEP_LIVE);
+	sweep_spawn('h', 1);
+	sweep_spawn('c', SWEEP_CHURN);
+	sweep_say('m');
+	for (;;)
+		pause();
+}
+
+/*
+ * Another process of the uid, on command bytes: 's' start a sentinel
+ * thread (it says its tid), 'x' make it exit, 'l' make the arena's list
+ * loop on its first block (every walk then takes the most steps there
+ * are), 'u' undo that.  Every command but 's' is answered on @ready.
+ */
+static void sweep_helper(int ready, int cmd)
+{
+	int sp[2] = { -1, -1 };
+	struct vm_map m;
+	struct loop l;
+	char c;
+
+	sweep_init(ready, -1);
+	if (vm_map_open(&m, -1, true))
+		_exit(74);
+	sweep_say('r');
+	while (read(cmd, &c, 1) == 1) {
+		if (c == 's') {
+			if (sp[0] >= 0)
+				close(sp[0]);
+			if (pipe2(sp, O_CLOEXEC))
+				_exit(75);
+			sweep_go = sp[0];
+			sweep_spawn('s', 1);
+			continue;
+		}
+		if (c == 'x')
+			close(sp[1]);
+		if (c == 'l')
+			loop_make(&l, &m);
+		if (c == 'u')
+			loop_undo(&l);
+		sweep_say(c);
+	}
+	_exit(0);
+}
+
+/* Processes of the uid that attach and wait to be killed. */
+static void sweep_ballast(int ready)
+{
+	struct actrack_attach at = { 0 };
+	int fd;
+
+	become(SWEEP_UID);
+	fd = open(ACTRACK_DEVICE_PATH, O_RDWR);
+	if (fd < 0 || ioctl(fd, ACTRACK_IOC_ATTACH, &at))
+		_exit(75);
+	if (write(ready, "b", 1) != 1)
+		_exit(76);
+	for (;;)
+		pause();
+}
+
+static int sweep_read(int fd, struct sweep_msg *msg)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, 60000) != 1)
+		return -ETIMEDOUT;
+	return read(fd, msg, sizeof(*msg)) == sizeof(*msg) ? 0 : -EIO;
+}
+
+static bool task_gone(pid_t pid, pid_t tid)
+{
+	char path[64];
+	uint64_t t0 = vm_mono_ns();
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, tid);
+	while (!access(path, F_OK)) {
+		if (vm_mono_ns() - t0 > FREE_WAIT_NS)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/* Wait until (@pid, @tid) owns no tracker in @m. */
+static bool tracker_freed(struct vm_map *m, pid_t pid, pid_t tid)
+{
+	uint64_t t0 = vm_mono_ns();
+
+	while (vm_count_owned(m, pid, ~0ULL, tid, ACTRACK_TYPE_THREAD)) {
+		if (vm_mono_ns() - t0 > FREE_WAIT_NS)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+struct sweep_victim {
+	pid_t pid, holder;
+	pid_t live[SWEEP_LIVE], churn[SWEEP_CHURN];
+	int go;			/* EOF: the churn threads exit */
+};
+
+static int sweep_victim_start(struct sweep_victim *v, int ready, int ready_w)
+{
+	struct sweep_msg msg;
+	int go[2], nl = 0, nc = 0, n;
+
+	memset(v, 0, sizeof(*v));
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	v->pid = fork();
+	if (v->pid < 0)
+		return -errno;
+	if (!v->pid) {
+		close(go[1]);
+		sweep_victim(ready_w, go[0]);
+	}
+	close(go[0]);
+	v->go = go[1];
+	for (n = 0; n < SWEEP_LIVE + 1 + SWEEP_CHURN + 1; n++) {
+		if (sweep_read(ready, &msg))
+			return -ETIMEDOUT;
+		if (msg.role == 'l')
+			v->live[nl++] = msg.tid;
+		else if (msg.role == 'h')
+			v->holder = msg.tid;
+		else if (msg.role == 'c')
+			v->churn[nc++] = msg.tid;
+	}
+	return nl == SWEEP_LIVE && nc == SWEEP_CHURN && v->holder ? 0 : -EIO;
+}
+
+/*
+ * One trial.  Return: 1 if the sweep ran while the group was exiting
+ * (it could not have run before: a death queued ahead of it was still
+ * not cleaned up when the kill had taken the live threads), 0 if it may
+ * have run before, -1 on a failed assertion.
+ */
+#define SWEEP_FAIL()							\
+	do {								\
+		TH_LOG("trial %d failed at line %d: errno %d", trial,	\
+		       __LINE__, errno);				\
+		return -1;						\
+	} while (0)
+
+static int sweep_trial(struct __test_metadata *_metadata, struct vm_watch *w,
+		       struct vm_map *m, pid_t helper, int cmd, int ready,
+		       int ready_w, int trial)
+{
+	static pid_t ballast[SWEEP_BALLAST];
+	const struct actrack_death *d;
+	struct sweep_victim v;
+	struct sweep_msg msg;
+	int i, st, live = 0, holder = 0, main_thread = 0, overlapped;
+	struct actrack_kstats st0, st1;
+	pid_t sentinel;
+
+	if (sweep_victim_start(&v, ready, ready_w))
+		SWEEP_FAIL();
+	/* A sentinel thread in the helper, made before the list loops. */
+	if (write(cmd, "s", 1) != 1 || sweep_read(ready, &msg) ||
+	    msg.role != 's')
+		SWEEP_FAIL();
+	sentinel = msg.tid;
+	for (i = 0; i < SWEEP_BALLAST; i++) {
+		ballast[i] = fork();
+		if (!ballast[i])
+			sweep_ballast(ready_w);
+	}
+	if (vm_read_n(ready, SWEEP_BALLAST, 60000))
+		SWEEP_FAIL();
+	if (ptrace(PTRACE_SEIZE, v.holder, 0, PTRACE_O_TRACEEXIT))
+		SWEEP_FAIL();
+	/* Every walk of the uid's arena now takes the most steps. */
+	if (write(cmd, "l", 1) != 1 || sweep_read(ready, &msg) ||
+	    msg.role != 'l')
+		SWEEP_FAIL();
+	/* A backlog of walks ahead of the sweep ... */
+	stats(&st0);
+	for (i = 0; i < SWEEP_BALLAST; i++)
+		kill(ballast[i], SIGKILL);
+	/* ... which the churn threads' exits queue behind it, ... */
+	close(v.go);
+	for (i = 0; i < SWEEP_CHURN; i++)
+		if (!task_gone(v.pid, v.churn[i]))
+			SWEEP_FAIL();
+	/* ... then the kill: the holder stops in its exit (traced), the
+	 * other threads are gone or exiting. */
+	kill(v.pid, SIGKILL);
+	if (waitpid(v.holder, &st, __WALL) != v.holder ||
+	    !WIFSTOPPED(st) || st >> 8 != (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
+		SWEEP_FAIL();
+	for (i = 0; i < SWEEP_LIVE; i++)
+		if (!task_gone(v.pid, v.live[i]))
+			SWEEP_FAIL();
+	/* A ballast death still queued: the sweep, behind it, runs now. */
+	stats(&st1);
+	overlapped = st1.cleanups - st0.cleanups < SWEEP_BALLAST;
+	/* The sentinel exits after the churn: its tracker freed, the
+	 * victim's sweep has run (one arena's batches run in order). */
+	if (write(cmd, "x", 1) != 1 || sweep_read(ready, &msg) ||
+	    msg.role != 'x' || !tracker_freed(m, helper, sentinel))
+		SWEEP_FAIL();
+	if (write(cmd, "u", 1) != 1 || sweep_read(ready, &msg) ||
+	    msg.role != 'u')
+		SWEEP_FAIL();
+	/* Let the group die. */
+	if (ptrace(PTRACE_DETACH, v.holder, 0, 0))
+		SWEEP_FAIL();
+	waitpid(v.pid, &st, 0);
+	for (i = 0; i < SWEEP_BALLAST; i++)
+		waitpid(ballast[i], NULL, 0);
+	d = vm_wait_death(w->m, w->ds, (uint32_t)v.pid, 60000);
+	if (!d)
+		SWEEP_FAIL();
+	for (i = 0; i < (int)d->nr_threads; i++) {
+		const char *name = d->threads[i].name;
+
+		live += !strcmp(name, "live");
+		holder += !strcmp(name, "holder");
+		main_thread += d->threads[i].tid == (uint32_t)v.pid;
+	}
+	TH_LOG("trial %d: %s; report: %u threads, %d of %d live, holder %d, "
+	       "main %d", trial, overlapped ? "overlapped" : "sweep first",
+	       d->nr_threads, live, SWEEP_LIVE, holder, main_thread);
+	EXPECT_EQ(SWEEP_LIVE, live);
+	EXPECT_EQ(1, holder);
+	EXPECT_EQ(1, main_thread);
+	return live == SWEEP_LIVE && holder == 1 && main_thread == 1 ?
+	       overlapped : -1;
+}
+
+TEST_F_TIMEOUT(uid, sweep_overlapping_group_exit_keeps_live_threads, 280)
+{
+	int ready[2], cmd[2], overlapped = 0, tries, r, failed = 0;
+	int trials = actrack_test_scaled(SWEEP_TRIALS, 4);
+	struct vm_watch w = { 0 };
+	struct sweep_msg msg;
+	struct vm_map m;
+	pid_t helper;
+
+	VM_REQUIRE_MODULE();
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe2(cmd, O_CLOEXEC));
+	ASSERT_EQ(0, vm_watch_open(&w));
+	helper = fork();
+	ASSERT_LE(0, helper);
+	if (!helper) {
+		close(cmd[1]);
+		sweep_helper(ready[1], cmd[0]);
+	}
+	close(cmd[0]);
+	ASSERT_EQ(0, sweep_read(ready[0], &msg));
+	ASSERT_EQ('r', msg.role);
+	ASSERT_EQ(0, vm_map_open(&m, SWEEP_UID, false));
+	for (tries = 0; overlapped < trials && tries < SWEEP_MAX_TRIES;
+	     tries++) {
+		r = sweep_trial(_metadata, &w, &m, helper, cmd[1], ready[0],
+				ready[1], tries);
+		if (r < 0) {
+			failed++;
+			break;
+		}
+		overlapped += r;
+	}
+	TH_LOG("%d trials, %d overlapped, %d failed", tries, overlapped,
+	       failed);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(trials, overlapped);
+	close(cmd[1]);
+	kill(helper, SIGKILL);
+	waitpid(helper, NULL, 0);
+	vm_map_close(&m);
+	vm_watch_close(&w);
 }
 
 TEST_HARNESS_MAIN
