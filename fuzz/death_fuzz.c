@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target for the exit monitor's netlink parsers (lib/monitor.c):
+ * libFuzzer target for the death report parser (lib/report_parse.c):
  * __actrack_parse_death() and __actrack_parse_stats() fed arbitrary
  * attribute streams.  Whatever a (compromised or buggy) sender puts in a
  * message, the parser must stay inside it, never leak, and either refuse
@@ -59,10 +59,10 @@ static void check_death(const struct actrack_death *d)
 	if (d->cmdline_size > ACTRACK_CMDLINE_MAX ||
 	    strlen(d->cmdline) != d->cmdline_size)
 		abort();
-	if (d->nr_threads > ACTRACK_DEATH_MAX_THREADS ||
+	if (d->nr_threads > ACTRACK_LIB_MAX_THREADS ||
 	    (d->nr_threads && !d->threads))
 		abort();
-	if (d->nr_modules > ACTRACK_DEATH_MAX_MODULES ||
+	if (d->nr_modules > ACTRACK_LIB_MAX_MODULES ||
 	    (d->nr_modules && !d->modules))
 		abort();
 	if (WIFEXITED(d->wait_status)) {

@@ -95,14 +95,14 @@ static int death_thread(struct death_walk *dw,
 	struct actrack_death_thread *t, *n;
 	uint32_t ncap, nr;
 
-	if (d->nr_threads >= ACTRACK_DEATH_MAX_THREADS) {
+	if (d->nr_threads >= ACTRACK_LIB_MAX_THREADS) {
 		d->flags |= ACTRACK_DEATH_TRUNCATED;
 		return ACTRACK_WALK_SKIP;
 	}
 	if (d->nr_threads == dw->cap) {
 		ncap = dw->cap ? dw->cap * 2 : 8;
-		if (ncap > ACTRACK_DEATH_MAX_THREADS)
-			ncap = ACTRACK_DEATH_MAX_THREADS;
+		if (ncap > ACTRACK_LIB_MAX_THREADS)
+			ncap = ACTRACK_LIB_MAX_THREADS;
 		n = realloc(d->threads, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
@@ -140,14 +140,14 @@ static int death_module(struct death_walk *dw,
 	struct actrack_snap_module *n;
 	uint32_t ncap;
 
-	if (d->nr_modules >= ACTRACK_DEATH_MAX_MODULES) {
+	if (d->nr_modules >= ACTRACK_LIB_MAX_MODULES) {
 		d->flags |= ACTRACK_DEATH_TRUNCATED;
 		return 0;
 	}
 	if (d->nr_modules == dw->mod_cap) {
 		ncap = dw->mod_cap ? dw->mod_cap * 2 : 8;
-		if (ncap > ACTRACK_DEATH_MAX_MODULES)
-			ncap = ACTRACK_DEATH_MAX_MODULES;
+		if (ncap > ACTRACK_LIB_MAX_MODULES)
+			ncap = ACTRACK_LIB_MAX_MODULES;
 		n = realloc(d->modules, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;

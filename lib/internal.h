@@ -230,18 +230,25 @@ static inline struct actrack_arena *__actrack_arena(void)
 }
 
 /*
- * Exit monitor (lib/monitor.c).  Parsers of one generic netlink message of
- * @len bytes (the buffer holding it); every attribute is validated.
+ * The library's bounds of one death report, whether it reads one from
+ * actrack.ko or builds one from a file arena: threads, modules and stacks
+ * past them are left out and the report says ACTRACK_DEATH_TRUNCATED.
+ * (actrack.ko has bounds of its own, lower, for what it sends.)
+ */
+#define ACTRACK_LIB_MAX_THREADS		4096
+#define ACTRACK_LIB_MAX_MODULES		1024
+#define ACTRACK_LIB_MAX_STACKS		64
+/*
+ * Death report parser (lib/report_parse.c).  Parsers of one generic
+ * netlink message of @len bytes (the buffer holding it); every attribute
+ * is validated.
  *  __actrack_parse_death: ACTRACK_CMD_DEATH (or a GET_DEATHS dump entry)
  *      -> @d (threads and modules calloc'ed, at most
- *      ACTRACK_DEATH_MAX_THREADS/_MODULES, more set ACTRACK_DEATH_TRUNCATED;
+ *      ACTRACK_LIB_MAX_THREADS/_MODULES, more set ACTRACK_DEATH_TRUNCATED;
  *      free with __actrack_free_death).
  *      Return: 0, -EBADMSG (malformed: skip it), -ENOMEM.
  *  __actrack_parse_stats: GET_STATS answer -> @st.  Return 0 or -EBADMSG.
  */
-#define ACTRACK_DEATH_MAX_THREADS	4096
-#define ACTRACK_DEATH_MAX_MODULES	1024
-#define ACTRACK_DEATH_MAX_STACKS	64
 struct nlmsghdr;
 __actrack_hidden int __actrack_parse_death(const struct nlmsghdr *nlh,
 					   size_t len,

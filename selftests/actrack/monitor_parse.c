@@ -647,11 +647,11 @@ TEST(modules)
 	buf = new_msg(ACTRACK_CMD_DEATH);
 	nlh = valid_msg(buf, 0);
 	m = module_rec(1, "x");
-	for (int i = 0; i < ACTRACK_DEATH_MAX_MODULES + 3; i++)
+	for (int i = 0; i < ACTRACK_LIB_MAX_MODULES + 3; i++)
 		mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
 	ASSERT_LT(nlh->nlmsg_len, BUF_SIZE);
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_EQ(ACTRACK_DEATH_MAX_MODULES, d.nr_modules);
+	EXPECT_EQ(ACTRACK_LIB_MAX_MODULES, d.nr_modules);
 	EXPECT_TRUE(d.flags & ACTRACK_DEATH_TRUNCATED);
 	__actrack_free_death(&d);
 	free(buf);
@@ -828,7 +828,7 @@ TEST(thread_count_bounded)
 
 	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
 	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
-	for (i = 0; i < ACTRACK_DEATH_MAX_THREADS + 50; i++) {
+	for (i = 0; i < ACTRACK_LIB_MAX_THREADS + 50; i++) {
 		struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
 
 		mnl_attr_put_u32(nlh, ACTRACK_T_TID, i + 1);
@@ -836,9 +836,9 @@ TEST(thread_count_bounded)
 	}
 	ASSERT_LT(nlh->nlmsg_len, BUF_SIZE);
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_EQ(ACTRACK_DEATH_MAX_THREADS, d.nr_threads);
+	EXPECT_EQ(ACTRACK_LIB_MAX_THREADS, d.nr_threads);
 	EXPECT_TRUE(d.flags & ACTRACK_DEATH_TRUNCATED);
-	EXPECT_EQ(ACTRACK_DEATH_MAX_THREADS, d.threads[d.nr_threads - 1].tid);
+	EXPECT_EQ(ACTRACK_LIB_MAX_THREADS, d.threads[d.nr_threads - 1].tid);
 	__actrack_free_death(&d);
 	free(buf);
 }
