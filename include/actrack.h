@@ -769,7 +769,9 @@ ACTRACK_API int actrack_monitor_fd(struct actrack_monitor *m);
  * Return: reports delivered (0 on timeout), -errno.  Reports the kernel
  * dropped because the socket overflowed are read back from its ring and
  * delivered, and the gap is told to the gap callback
- * (actrack_monitor_set_gap_fn(), ACTRACK_GAP_OVERFLOW).
+ * (actrack_monitor_set_gap_fn(), ACTRACK_GAP_OVERFLOW); without a gap
+ * callback the call that recovered them returns -ENOBUFS (the recovered
+ * reports were delivered before it returns; the next call goes on).
  */
 ACTRACK_API int actrack_monitor_dispatch(struct actrack_monitor *m,
 					 int timeout_ms, actrack_exit_fn fn,
@@ -837,7 +839,8 @@ typedef void (*actrack_gap_fn)(const struct actrack_monitor_gap *gap,
  * when the module goes away (loaded_ns 0) and again once subscribed to
  * its new instance (ACTRACK_GAP_RELOAD), and after recovering from an
  * overflow of the socket (ACTRACK_GAP_OVERFLOW).  NULL @fn: no calls, the
- * recovery is done all the same.  Return: 0, -EINVAL.
+ * recovery is done all the same, and actrack_monitor_dispatch() returns
+ * -ENOBUFS after an overflow.  Return: 0, -EINVAL.
  */
 ACTRACK_API int actrack_monitor_set_gap_fn(struct actrack_monitor *m,
 					   actrack_gap_fn fn, void *arg);

@@ -708,6 +708,10 @@ int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 				if (ret)
 					return ret;
 			}
+			/* No gap callback: a loss is never silent, so the
+			 * overflow is told as it was before the recovery. */
+			if (!m->gap_fn)
+				return -ENOBUFS;
 			continue;
 		}
 		if (n == -EAGAIN)
