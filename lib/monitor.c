@@ -789,7 +789,8 @@ static void exit_wait_one(const struct actrack_death *d, void *arg)
 	struct exit_wait *w = arg;
 
 	/* (pid, start time): a reused pid's report is not this child's. */
-	if (w->done || d->pid != w->pid || d->start_ticks != w->start_ticks)
+	if (w->done || d->process.pid != w->pid ||
+	    d->process.start_ticks != w->start_ticks)
 		return;
 	w->done = true;
 	w->fn(d, w->arg);

@@ -197,40 +197,55 @@ static void rp_fields(const uint8_t *p, size_t len, size_t max,
 /* ACTRACK_T_ACTIVITY: one more stored activity, outermost first. */
 static int rp_activity(const struct nlattr *attr, void *obj, void *ctx)
 {
-	struct actrack_death_thread *t = obj;
+	struct actrack_snap_thread *t = obj;
+	struct actrack_snap_activity *n;
+	uint32_t nr = t->nr_activities;
 
 	(void)ctx;
 	/* The kernel stores at most that many per thread. */
-	if (t->nr_activities >= ACTRACK_THREAD_MAX_SLOTS)
+	if (nr >= ACTRACK_THREAD_MAX_SLOTS)
 		return -EBADMSG;
+	/* Doubling: 1, 2, 4 ... ACTRACK_THREAD_MAX_SLOTS. */
+	if (!(nr & (nr - 1))) {
+		n = realloc(t->activities, (nr ? 2 * nr : 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->activities = n;
+	}
+	memset(&t->activities[nr], 0, sizeof(t->activities[nr]));
 	/* Payload is only 4-byte aligned: copy, never cast. */
-	memcpy(&t->activities[t->nr_activities++],
-	       mnl_attr_get_payload(attr), sizeof(struct actrack_activity));
+	memcpy(&t->activities[nr].a, mnl_attr_get_payload(attr),
+	       sizeof(struct actrack_activity));
+	t->nr_activities = nr + 1;
 	return 0;
 }
 
 /* ACTRACK_T_USER_DATA: __u32 activity index, then its field records. */
 static int rp_act_data(const struct nlattr *attr, void *obj, void *ctx)
 {
-	struct actrack_death_thread *t = obj;
+	struct actrack_snap_thread *t = obj;
 	const uint8_t *p = mnl_attr_get_payload(attr);
 	size_t len = mnl_attr_get_payload_len(attr);
+	struct actrack_snap_activity *act;
 	uint32_t idx;
 
 	(void)ctx;
 	if (len < sizeof(idx))
 		return 0;
 	memcpy(&idx, p, sizeof(idx));
-	/* Out of range or a second blob for the same activity: skipped. */
-	if (idx >= ACTRACK_THREAD_MAX_SLOTS || t->values[idx])
+	/* It follows the thread's activities: one it does not hold, or a
+	 * second blob for the same activity, is skipped. */
+	if (t->torn || idx >= t->nr_activities)
+		return 0;
+	act = &t->activities[idx];
+	if (act->values)
 		return 0;
 	rp_fields(p + sizeof(idx), len - sizeof(idx),
-		  ACTRACK_DEATH_ACT_DATA_MAX, &t->values[idx],
-		  &t->nr_values[idx]);
+		  ACTRACK_DEATH_ACT_DATA_MAX, &act->values, &act->nr_values);
 	return 0;
 }
 
-#define T_	struct actrack_death_thread
+#define T_	struct actrack_snap_thread
 static const struct rp_policy thread_policy[ACTRACK_T_MAX + 1] = {
 	[ACTRACK_T_TID]		= RP_U32(T_, tid),
 	[ACTRACK_T_NAME]	= { .store = RP_STRING, .mnl = MNL_TYPE_STRING,
@@ -294,26 +309,25 @@ static bool rp_room(struct death_ctx *c, uint32_t *nr, uint32_t max,
 static int rp_thread(const struct nlattr *attr, void *obj, void *ctx)
 {
 	struct death_ctx *c = ctx;
-	struct actrack_death_thread *t;
+	struct actrack_snap_process *p = &c->d->process;
+	struct actrack_snap_thread *t;
 	uint32_t i;
 	int ret;
 
 	(void)obj;
 	if (!rp_room(c, &c->nr_threads, c->max_threads, &i) || !c->pass2)
 		return 0;
-	t = &c->d->threads[i];
+	t = &p->threads[i];
+	t->pid = p->pid;
+	t->start_ticks = p->start_ticks;
 	ret = __actrack_rp_parse(thread_policy, ACTRACK_T_MAX,
 				 mnl_attr_get_payload(attr),
 				 mnl_attr_get_payload_len(attr), t, NULL, NULL);
 	if (ret)
 		return ret;
-	/* Values only for activities the report holds. */
-	for (uint32_t k = t->torn ? 0 : t->nr_activities;
-	     k < ACTRACK_THREAD_MAX_SLOTS; k++) {
-		__actrack_free_values(t->values[k], t->nr_values[k]);
-		t->values[k] = NULL;
-		t->nr_values[k] = 0;
-	}
+	/* A torn thread is who it was, nothing more. */
+	if (t->torn)
+		__actrack_free_thread(t);
 	return 0;
 }
 
@@ -331,7 +345,7 @@ static int rp_module(const struct nlattr *attr, void *obj, void *ctx)
 	memcpy(&m, mnl_attr_get_payload(attr), sizeof(m));
 	if (m.build_id_size > ACTRACK_BUILD_ID_MAX)
 		return -EBADMSG;
-	__actrack_snap_module(&c->d->modules[i], &m);
+	__actrack_snap_module(&c->d->process.modules[i], &m);
 	return 0;
 }
 
@@ -358,9 +372,8 @@ static int rp_cmdline(const struct nlattr *attr, void *obj, void *ctx)
 
 	(void)ctx;
 	/* argv is NUL-separated, as in the arena record. */
-	d->cmdline_size = __actrack_join_cmdline(d->cmdline,
-						 mnl_attr_get_payload(attr),
-						 mnl_attr_get_payload_len(attr));
+	__actrack_join_cmdline(d->process.cmdline, mnl_attr_get_payload(attr),
+			       mnl_attr_get_payload_len(attr));
 	return 0;
 }
 
@@ -372,15 +385,16 @@ static int rp_process_data(const struct nlattr *attr, void *obj, void *ctx)
 	if (c->pass2)
 		return 0;
 	rp_fields(mnl_attr_get_payload(attr), mnl_attr_get_payload_len(attr),
-		  ACTRACK_DEATH_PROCESS_DATA_MAX, &d->values, &d->nr_values);
+		  ACTRACK_DEATH_PROCESS_DATA_MAX, &d->process.values,
+		  &d->process.nr_values);
 	return 0;
 }
 
 #define D_	struct actrack_death
 #define C_	struct death_ctx
 static const struct rp_policy death_policy[ACTRACK_A_MAX + 1] = {
-	[ACTRACK_A_PID]		= RP_U32(D_, pid),
-	[ACTRACK_A_START_TICKS]	= RP_U64(D_, start_ticks),
+	[ACTRACK_A_PID]		= RP_U32(D_, process.pid),
+	[ACTRACK_A_START_TICKS]	= RP_U64(D_, process.start_ticks),
 	[ACTRACK_A_UID]		= RP_U32(D_, uid),
 	[ACTRACK_A_WAIT_STATUS]	= RP_U32(D_, wait_status),
 	/* Checked against the wait status (death_status()). */
@@ -395,7 +409,7 @@ static const struct rp_policy death_policy[ACTRACK_A_MAX + 1] = {
 				    .min = 1, .max = 0x7e },
 	[ACTRACK_A_CORE_DUMPED]	= RP_FLAG(D_, core_dumped),
 	[ACTRACK_A_EXIT_TIME_NS] = RP_U64(D_, exit_time_ns),
-	[ACTRACK_A_PHASE]	= RP_U32(D_, phase),
+	[ACTRACK_A_PHASE]	= RP_U32(D_, process.phase),
 	[ACTRACK_A_CMDLINE]	= RP_CALL(MNL_TYPE_BINARY, rp_cmdline),
 	[ACTRACK_A_SEQ]		= RP_U64(D_, seq),
 	[ACTRACK_A_FLAGS]	= { .store = RP_OR, .mnl = MNL_TYPE_U32,
@@ -484,19 +498,49 @@ static int death_pass(struct death_ctx *c, const void *attrs, size_t alen)
 	return death_status(c);
 }
 
+/* Threads known only by a stack at death come after the others. */
+static uint32_t death_stack_only(const struct actrack_death *d,
+				 bool fill)
+{
+	const struct actrack_snap_process *p = &d->process;
+	uint32_t n = 0, k;
+
+	for (uint32_t i = 0; i < d->nr_stacks; i++) {
+		for (k = 0; k < d->nr_tracked_threads; k++)
+			if (p->threads[k].tid == d->stacks[i].tid)
+				break;
+		if (k < d->nr_tracked_threads)
+			continue;
+		if (fill) {
+			struct actrack_snap_thread *t =
+				&p->threads[d->nr_tracked_threads + n];
+
+			t->pid = p->pid;
+			t->tid = d->stacks[i].tid;
+			t->start_ticks = p->start_ticks;
+		}
+		n++;
+	}
+	return n;
+}
+
 static int death_alloc(struct actrack_death *d, const struct death_ctx *c)
 {
-	if (c->nr_threads)
-		d->threads = calloc(c->nr_threads, sizeof(*d->threads));
+	struct actrack_snap_process *p = &d->process;
+	uint32_t nr = c->nr_threads + c->nr_stacks;
+
+	if (nr)
+		p->threads = calloc(nr, sizeof(*p->threads));
 	if (c->nr_modules)
-		d->modules = calloc(c->nr_modules, sizeof(*d->modules));
+		p->modules = calloc(c->nr_modules, sizeof(*p->modules));
 	if (c->nr_stacks)
 		d->stacks = calloc(c->nr_stacks, sizeof(*d->stacks));
-	if ((c->nr_threads && !d->threads) ||
-	    (c->nr_modules && !d->modules) || (c->nr_stacks && !d->stacks))
+	if ((nr && !p->threads) || (c->nr_modules && !p->modules) ||
+	    (c->nr_stacks && !d->stacks))
 		return -ENOMEM;
-	/* Now, so that a failure in pass 2 frees the threads' values. */
-	d->nr_threads = c->nr_threads;
+	/* Now, so that a failure in pass 2 frees the threads' values (a
+	 * thread not yet filled is all zeros). */
+	p->nr_threads = nr;
 	return 0;
 }
 
@@ -538,8 +582,12 @@ int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
 		    c2.nr_modules != c.nr_modules ||
 		    c2.nr_stacks != c.nr_stacks)
 			goto bad;
-		d->nr_modules = c.nr_modules;
+		d->process.nr_modules = c.nr_modules;
+		d->nr_tracked_threads = c.nr_threads;
+		d->process.nr_threads = c.nr_threads +
+					death_stack_only(d, true);
 	}
+	d->process.has_record = true;
 	return 0;
 bad:
 	__actrack_free_death(d);

@@ -80,7 +80,7 @@ static void ring_find(const struct actrack_death *d, void *arg)
 {
 	struct ring_find *r = arg;
 
-	if (d->pid == (uint32_t)r->pid)
+	if (d->process.pid == (uint32_t)r->pid)
 		r->found = true;
 }
 
@@ -234,9 +234,10 @@ reports:
 		d = &self->ds->d[k];
 		EXPECT_LT(self->ds->d[k - 1].seq, d->seq)
 			TH_LOG("report %u out of order", k);
-		for (i = 0; i < n && pids[i] != (pid_t)d->pid; i++)
+		for (i = 0; i < n && pids[i] != (pid_t)d->process.pid; i++)
 			;
-		EXPECT_LT(i, n) TH_LOG("report of unknown pid %u", d->pid);
+		EXPECT_LT(i, n) TH_LOG("report of unknown pid %u",
+				       d->process.pid);
 		if (i < n) {
 			EXPECT_EQ(i % 100, d->exit_code);
 			pids[i] = 0;	/* a second one would be unknown */
