@@ -227,6 +227,41 @@ static int log_sort_cmp(const void *x, const void *y)
 	return 0;
 }
 
+/* The entries of @l that were complete and unchanged across our copy,
+ * into @tmp (room for @cap).  Return: how many. */
+static uint32_t log_copy_entries(struct collect *c, struct actrack_log *l,
+				 uint32_t cap, struct log_sort *tmp)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < cap; i++) {
+		struct actrack_log_entry *e = &l->entries[i];
+		struct log_sort *s = &tmp[n];
+		uint32_t s1, s2, len;
+
+		s1 = at_load_acquire(&e->seq);
+		if (!s1 || (s1 & 1))
+			continue;	/* never written, or being written */
+		s->e.tid = at_load(&e->tid);
+		s->e.time_ns = at_load(&e->time_ns);
+		len = at_load(&e->len);
+		for (uint32_t j = 0; j < sizeof(e->text); j++)
+			s->e.text[j] = at_load(&e->text[j]);
+		at_fence_acquire();
+		s2 = at_load(&e->seq);
+		if (s1 != s2)
+			continue;	/* rewritten while we copied */
+		if (len >= ACTRACK_LOG_TEXT_MAX) {
+			c->corrupt = true;
+			continue;
+		}
+		s->e.text[len] = 0;
+		s->e.seq = s1 / 2 - 1;	/* message number n (mod 2^31) */
+		n++;
+	}
+	return n;
+}
+
 /*
  * A log ring, entry by entry: the ring is written concurrently by every
  * thread of its process, so there is no ring-wide version; each entry has
@@ -265,31 +300,7 @@ static int collect_log(struct collect *c, const struct actrack_walk_rec *r)
 		if (!tmp)
 			return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < cap; i++) {
-		struct actrack_log_entry *e = &l->entries[i];
-		struct log_sort *s = &tmp[n];
-		uint32_t s1, s2, len;
-
-		s1 = at_load_acquire(&e->seq);
-		if (!s1 || (s1 & 1))
-			continue;	/* never written, or being written */
-		s->e.tid = at_load(&e->tid);
-		s->e.time_ns = at_load(&e->time_ns);
-		len = at_load(&e->len);
-		for (uint32_t j = 0; j < sizeof(e->text); j++)
-			s->e.text[j] = at_load(&e->text[j]);
-		at_fence_acquire();
-		s2 = at_load(&e->seq);
-		if (s1 != s2)
-			continue;	/* rewritten while we copied */
-		if (len >= ACTRACK_LOG_TEXT_MAX) {
-			c->corrupt = true;
-			continue;
-		}
-		s->e.text[len] = 0;
-		s->e.seq = s1 / 2 - 1;	/* message number n (mod 2^31) */
-		n++;
-	}
+	n = log_copy_entries(c, l, cap, tmp);
 	/*
 	 * Order by distance from the head, read after the entries: every
 	 * message we saw complete took its number before it was written, so
