@@ -109,7 +109,8 @@ static void parse_death(const struct nlmsghdr *nlh, size_t len)
 		__actrack_free_death(&d);
 	} else if (ret != -EBADMSG && ret != -ENOMEM) {
 		abort();
-	} else if (d.threads || d.modules || d.values) {
+	} else if (d.process.threads || d.process.modules ||
+		   d.process.values || d.stacks) {
 		abort();	/* a refused report leaves nothing behind */
 	}
 }
