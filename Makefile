@@ -97,9 +97,9 @@ EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
 $(LIB_OBJS) $(TESTS): CFLAGS += -Iarena -Ilib
 
 LIBA     := $(O)/libactrack.a
-LIBSO    := $(O)/libactrack.so.1
+LIBSO    := $(O)/libactrack.so.2
 # actrack run's LD_PRELOAD library (lib/preload/: not part of libactrack);
-# it uses libactrack.so.1 from its own directory ($ORIGIN).
+# it uses libactrack.so.2 from its own directory ($ORIGIN).
 PRELOAD  := $(O)/libactrack-preload.so
 PRELOAD_OBJ := $(O)/lib/preload/preload.o
 
@@ -125,10 +125,10 @@ $(LIBA): $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJS) lib/libactrack.map
-	$(CC) -shared -Wl,-soname,libactrack.so.1 \
+	$(CC) -shared -Wl,-soname,libactrack.so.2 \
 		-Wl,--version-script=lib/libactrack.map $(LDFLAGS) \
 		-o $@ $(LIB_OBJS) $(LIBS)
-	ln -sf libactrack.so.1 $(O)/libactrack.so
+	ln -sf libactrack.so.2 $(O)/libactrack.so
 
 $(O)/cli/help.c: cli/man2help.awk $(MAN_PAGES)
 	@mkdir -p $(dir $@)
@@ -145,7 +145,7 @@ $(PRELOAD_OBJ): private CFLAGS := $(filter-out -D_FILE_OFFSET_BITS=64,$(CFLAGS))
 $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
 	$(CC) -shared -Wl,-soname,libactrack-preload.so $(LDFLAGS) \
 		-Wl,-rpath,'$$ORIGIN' -o $@ $(PRELOAD_OBJ) \
-		-L$(O) -l:libactrack.so.1 -ldl -lpthread
+		-L$(O) -l:libactrack.so.2 -ldl -lpthread
 
 # Where `actrack run` looks for the preload when it is not beside the CLI
 # or in ../lib from it.
@@ -441,7 +441,7 @@ install: lib cli
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIBSO) $(PRELOAD) $(DESTDIR)$(LIBDIR)/
-	ln -sf libactrack.so.1 $(DESTDIR)$(LIBDIR)/libactrack.so
+	ln -sf libactrack.so.2 $(DESTDIR)$(LIBDIR)/libactrack.so
 	install -m 644 include/actrack.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 include/uapi/linux/actrack.h \
 		$(DESTDIR)$(INCLUDEDIR)/linux/
@@ -452,7 +452,7 @@ install: lib cli
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 
-# make deb: the Debian packages of debian/ (actrack-dkms, libactrack1,
+# make deb: the Debian packages of debian/ (actrack-dkms, libactrack2,
 # libactrack-dev, actrack), built by dpkg-buildpackage -us -uc -b from a
 # copy of the tree in $(O)/deb/actrack-VERSION, so that the .debs, .changes
 # and .buildinfo land in $(O)/deb and nothing is written outside the
@@ -482,7 +482,7 @@ check-system: deb
 # Files only, never directories: /usr/local/lib is not ours to remove.
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libactrack.a \
-		$(DESTDIR)$(LIBDIR)/libactrack.so.1 \
+		$(DESTDIR)$(LIBDIR)/libactrack.so.2 \
 		$(DESTDIR)$(LIBDIR)/libactrack.so \
 		$(DESTDIR)$(LIBDIR)/libactrack-preload.so \
 		$(DESTDIR)$(PKGCONFIGDIR)/libactrack.pc \

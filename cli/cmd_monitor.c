@@ -163,7 +163,8 @@ static void on_death(const struct actrack_death *d, void *arg)
 
 		if (ret)
 			fprintf(stderr, "actrack: monitor: cannot write pid "
-				"%u's report to the journal: %s\n", d->pid,
+				"%u's report to the journal: %s\n",
+				d->process.pid,
 				strerror(-ret));
 	} else {
 		print_report(stdout, s->o->json, d, s->source);

@@ -97,12 +97,12 @@ static char *capture(journal_render_fn render, const struct actrack_death *d,
  * (15 bytes); "?" when the report has no command line. */
 static void comm_of(const struct actrack_death *d, char *buf, size_t len)
 {
-	const char *p = d->cmdline, *end, *slash;
+	const char *p = d->process.cmdline, *end, *slash;
 	size_t n;
 
-	end = memchr(p, ' ', strnlen(p, sizeof(d->cmdline)));
+	end = memchr(p, ' ', strnlen(p, sizeof(d->process.cmdline)));
 	if (!end)
-		end = p + strnlen(p, sizeof(d->cmdline));
+		end = p + strnlen(p, sizeof(d->process.cmdline));
 	for (slash = p; slash < end; slash++)
 		if (*slash == '/')
 			p = slash + 1;
@@ -181,15 +181,16 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 		    ACTRACK_JOURNAL_MESSAGE_ID) ?:
 	      field(iov, &n, owned, "SYSLOG_IDENTIFIER=actrack") ?:
 	      field_bytes(iov, &n, owned, "MESSAGE", msg, msg_len) ?:
-	      field(iov, &n, owned, "ACTRACK_PID=%u", d->pid) ?:
+	      field(iov, &n, owned, "ACTRACK_PID=%u", d->process.pid) ?:
 	      field(iov, &n, owned, "ACTRACK_UID=%u", d->uid) ?:
 	      field(iov, &n, owned, "ACTRACK_COMM=%s", comm) ?:
-	      field_bytes(iov, &n, owned, "ACTRACK_CMDLINE", d->cmdline,
-			  strnlen(d->cmdline, sizeof(d->cmdline))) ?:
+	      field_bytes(iov, &n, owned, "ACTRACK_CMDLINE", d->process.cmdline,
+			  strnlen(d->process.cmdline,
+				  sizeof(d->process.cmdline))) ?:
 	      field(iov, &n, owned, "ACTRACK_PHASE=%s",
-		    actrack_phase_name(d->phase)) ?:
+		    actrack_phase_name(d->process.phase)) ?:
 	      field(iov, &n, owned, "ACTRACK_START_TICKS=%" PRIu64,
-		    d->start_ticks) ?:
+		    d->process.start_ticks) ?:
 	      field(iov, &n, owned, "ACTRACK_SEQ=%" PRIu64, d->seq) ?:
 	      field(iov, &n, owned, "ACTRACK_SOURCE=%s", source) ?:
 	      field_bytes(iov, &n, owned, "ACTRACK_REPORT", report,

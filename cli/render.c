@@ -371,102 +371,6 @@ void render_process_json(const struct render *r, struct json *j,
 
 /* ---- death reports ------------------------------------------------------- */
 
-int render_death_process(const struct actrack_death *d,
-			 struct actrack_snap_process *out)
-{
-	struct actrack_snap_activity *acts;
-	uint32_t nr_acts = 0, k = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->pid = d->pid;
-	out->start_ticks = d->start_ticks;
-	out->has_record = true;
-	out->phase = d->phase;
-	memcpy(out->cmdline, d->cmdline, sizeof(out->cmdline));
-	out->cmdline[sizeof(out->cmdline) - 1] = 0;
-	out->nr_values = d->nr_values;
-	out->values = d->values;
-	out->nr_modules = d->nr_modules;
-	out->modules = d->modules;
-	if (!d->nr_threads && !d->nr_stacks)
-		return 0;
-	out->threads = calloc(d->nr_threads + d->nr_stacks,
-			      sizeof(*out->threads));
-	if (!out->threads)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < d->nr_threads; i++)
-		nr_acts += d->threads[i].nr_activities <=
-			   ACTRACK_THREAD_MAX_SLOTS ?
-			   d->threads[i].nr_activities : 0;
-	/* One block for every thread's activities, freed with the first. */
-	acts = nr_acts ? calloc(nr_acts, sizeof(*acts)) : NULL;
-	if (nr_acts && !acts) {
-		free(out->threads);
-		out->threads = NULL;
-		return -ENOMEM;
-	}
-	out->nr_threads = d->nr_threads;
-	for (uint32_t i = 0; i < d->nr_threads; i++) {
-		const struct actrack_death_thread *dt = &d->threads[i];
-		struct actrack_snap_thread *t = &out->threads[i];
-
-		t->pid = d->pid;
-		t->tid = dt->tid;
-		t->start_ticks = d->start_ticks;
-		memcpy(t->name, dt->name, sizeof(t->name));
-		t->depth = dt->depth;
-		t->torn = dt->torn;
-		t->fatal_signo = dt->fatal_signo;
-		t->fatal_code = dt->fatal_code;
-		t->fatal_addr = dt->fatal_addr;
-		t->fatal_pc = dt->fatal_pc;
-		/* The library bounds it; a count past the slots is not
-		 * trusted here either. */
-		if (!dt->nr_activities ||
-		    dt->nr_activities > ACTRACK_THREAD_MAX_SLOTS)
-			continue;
-		t->activities = acts + k;
-		t->nr_activities = dt->nr_activities;
-		for (uint32_t a = 0; a < dt->nr_activities; a++, k++) {
-			acts[k].a = dt->activities[a];
-			acts[k].nr_values = dt->values[a] ?
-					    dt->nr_values[a] : 0;
-			acts[k].values = dt->values[a];
-		}
-	}
-	/* Threads that died without ever pushing: their backtrace alone. */
-	for (uint32_t i = 0; i < d->nr_stacks; i++) {
-		struct actrack_snap_thread *t;
-		uint32_t n;
-
-		for (n = 0; n < d->nr_threads; n++)
-			if (d->threads[n].tid == d->stacks[i].tid)
-				break;
-		if (n < d->nr_threads)
-			continue;
-		t = &out->threads[out->nr_threads++];
-		t->pid = d->pid;
-		t->tid = d->stacks[i].tid;
-		t->start_ticks = d->start_ticks;
-	}
-	return 0;
-}
-
-void render_death_process_free(struct actrack_snap_process *p)
-{
-	/* The activities of every thread are one block, which the first
-	 * thread that has any starts. */
-	for (uint32_t i = 0; p->threads && i < p->nr_threads; i++) {
-		if (p->threads[i].activities) {
-			free(p->threads[i].activities);
-			break;
-		}
-	}
-	free(p->threads);
-	p->threads = NULL;
-	p->nr_threads = 0;
-}
-
 static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -510,11 +414,12 @@ static bool format_time(uint64_t mono_ns, bool utc_iso, char *buf,
 static void death_head_text(FILE *f, const struct actrack_death *d,
 			    const char *source)
 {
+	const struct actrack_snap_process *p = &d->process;
 	char sig[32], when[64];
 
-	fprintf(f, "pid %u (", d->pid);
-	if (d->cmdline_size)
-		cli_print_escaped(f, d->cmdline, sizeof(d->cmdline));
+	fprintf(f, "pid %u (", p->pid);
+	if (p->cmdline[0])
+		cli_print_escaped(f, p->cmdline, sizeof(p->cmdline));
 	else
 		fputc('?', f);
 	fputc(')', f);
@@ -524,14 +429,14 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 			d->core_dumped ? " [core dumped]" : "");
 	else
 		fprintf(f, " exited with code %d", d->exit_code);
-	fprintf(f, " after phase %s", actrack_phase_name(d->phase));
-	if (d->phase > ACTRACK_PHASE_MAX)
-		fprintf(f, " (%u)", d->phase);
+	fprintf(f, " after phase %s", actrack_phase_name(p->phase));
+	if (p->phase > ACTRACK_PHASE_MAX)
+		fprintf(f, " (%u)", p->phase);
 	fputc('\n', f);
 
 	format_time(d->exit_time_ns, false, when, sizeof(when));
 	fprintf(f, "  uid %u, start tick %" PRIu64 ", died %s", d->uid,
-		d->start_ticks, when);
+		p->start_ticks, when);
 	if (d->seq)
 		fprintf(f, ", report #%" PRIu64, d->seq);
 	if (strcmp(source, "live"))
@@ -589,41 +494,31 @@ static void death_head_json(struct json *j, const struct actrack_death *d,
 		     d->flags & ACTRACK_DEATH_STACKS_PRIVATE);
 }
 
-/* A death report as text on @f, or as JSON with @j when @j is set: the
- * exit fields, then its process by the renderers every command uses. */
-static int render_death(FILE *f, struct json *j, struct symbolizer *sym,
-			const struct actrack_death *d, const char *source)
-{
-	const struct render r = { .sym = sym, .now = d->exit_time_ns,
-				  .death = true, .report = d };
-	struct actrack_snap_process p;
-
-	if (render_death_process(d, &p))
-		return -ENOMEM;
-	if (j) {
-		json_object_begin(j);
-		death_head_json(j, d, source);
-		json_key(j, "process");
-		render_process_json(&r, j, &p);
-		json_object_end(j);
-	} else {
-		death_head_text(f, d, source);
-		render_process_text(&r, f, &p);
-		if (!d->nr_threads)
-			fputs("  no thread records\n", f);
-	}
-	render_death_process_free(&p);
-	return 0;
-}
-
+/* A death report: the exit fields, then its process by the renderers
+ * every command uses. */
 int render_death_text(FILE *f, struct symbolizer *sym,
 		      const struct actrack_death *d, const char *source)
 {
-	return render_death(f, NULL, sym, d, source);
+	const struct render r = { .sym = sym, .now = d->exit_time_ns,
+				  .death = true, .report = d };
+
+	death_head_text(f, d, source);
+	render_process_text(&r, f, &d->process);
+	if (!d->nr_tracked_threads)
+		fputs("  no thread records\n", f);
+	return 0;
 }
 
 int render_death_json(struct json *j, struct symbolizer *sym,
 		      const struct actrack_death *d, const char *source)
 {
-	return render_death(NULL, j, sym, d, source);
+	const struct render r = { .sym = sym, .now = d->exit_time_ns,
+				  .death = true, .report = d };
+
+	json_object_begin(j);
+	death_head_json(j, d, source);
+	json_key(j, "process");
+	render_process_json(&r, j, &d->process);
+	json_object_end(j);
+	return 0;
 }

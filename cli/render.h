@@ -7,9 +7,9 @@
  *
  * The shape is the library's snapshot process (struct actrack_snap_process
  * with its threads, activities and user data).  A death report is that
- * process plus exit fields: render_death_process() fills a snapshot
- * process from a report, so that the renderers below never know which
- * source they print.  What a death report cannot know (parent pid, launch
+ * process plus exit fields (struct actrack_death embeds it), so that the
+ * renderers below never know which source they print.  What a death
+ * report cannot know (parent pid, launch
  * time, thread start times, logs) is marked by struct render's @death and
  * rendered as null/left out.
  *
@@ -104,21 +104,10 @@ void render_process_json(const struct render *r, struct json *j,
 /* ---- death reports ------------------------------------------------------- */
 
 /*
- * render_death_process() - @d as a snapshot process in *@out (threads,
- * activities and their user data; strings and values point into @d, which
- * must outlive it).  A thread whose stack the kernel copied but that never
- * pushed an activity is a thread of depth 0 with no name.  Return: 0 (free it with render_death_process_free())
- * or -ENOMEM (nothing to free).
- */
-int render_death_process(const struct actrack_death *d,
-			 struct actrack_snap_process *out);
-void render_death_process_free(struct actrack_snap_process *p);
-
-/*
  * render_death_text() - a death report as text: a headline ("pid 4242
  * (server) killed by SIGKILL after phase ..."), when and whose, warnings,
  * then render_process_text().  @source is "live" or "recent" (said when
- * not live).  @sym may be NULL.  Return: 0 or -ENOMEM.
+ * not live).  @sym may be NULL.  Return: 0.
  */
 int render_death_text(FILE *f, struct symbolizer *sym,
 		      const struct actrack_death *d, const char *source);

@@ -92,8 +92,8 @@ static unsigned int report_modules(Dwfl *dwfl, const struct actrack_death *d)
 	unsigned int n = 0;
 
 	dwfl_report_begin(dwfl);
-	for (uint32_t i = 0; i < d->nr_modules; i++) {
-		const struct actrack_snap_module *m = &d->modules[i];
+	for (uint32_t i = 0; i < d->process.nr_modules; i++) {
+		const struct actrack_snap_module *m = &d->process.modules[i];
 
 		if (m->path[0] != '/' ||
 		    memchr(m->path, 0, sizeof(m->path)) == NULL)
@@ -131,7 +131,7 @@ void unwind_death_stack(const struct actrack_death *d,
 	}
 	if (!report_modules(dwfl, d)) {
 		snprintf(why, len, "none of the report's ELF objects opened");
-	} else if (!dwfl_attach_state(dwfl, NULL, (pid_t)d->pid,
+	} else if (!dwfl_attach_state(dwfl, NULL, (pid_t)d->process.pid,
 				      &thread_callbacks, &c)) {
 		snprintf(why, len, "libdwfl: %s", dwfl_errmsg(-1));
 	} else if (dwfl_getthread_frames(dwfl, (pid_t)st->tid, frame_cb,

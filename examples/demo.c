@@ -118,16 +118,16 @@ static int worker_clean(void)
 
 static void on_death(const struct actrack_death *d, void *arg)
 {
-	printf("demo: pid %u (%s) ", d->pid, d->cmdline);
+	printf("demo: pid %u (%s) ", d->process.pid, d->process.cmdline);
 	if (d->signal)
 		printf("killed by signal %d%s", d->signal,
 		       d->core_dumped ? " (core dumped)" : "");
 	else
 		printf("exited with code %d", d->exit_code);
-	printf(", phase %s, %u thread(s)\n", actrack_phase_name(d->phase),
-	       d->nr_threads);
-	for (uint32_t i = 0; i < d->nr_threads; i++) {
-		const struct actrack_death_thread *t = &d->threads[i];
+	printf(", phase %s, %u thread(s)\n",
+	       actrack_phase_name(d->process.phase), d->process.nr_threads);
+	for (uint32_t i = 0; i < d->process.nr_threads; i++) {
+		const struct actrack_snap_thread *t = &d->process.threads[i];
 
 		printf("demo:   thread %u '%s'", t->tid, t->name);
 		if (t->fatal_signo)
@@ -136,8 +136,8 @@ static void on_death(const struct actrack_death *d, void *arg)
 		printf("\n");
 		for (uint32_t k = t->nr_activities; k-- > 0;)
 			printf("demo:     %s 0x%llx\n",
-			       actrack_activity_name(t->activities[k].type),
-			       (unsigned long long)t->activities[k].object);
+			       actrack_activity_name(t->activities[k].a.type),
+			       (unsigned long long)t->activities[k].a.object);
 	}
 	fflush(stdout);
 }

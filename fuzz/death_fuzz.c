@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target for the exit monitor's netlink parsers (lib/monitor.c):
+ * libFuzzer target for the death report parser (lib/report_parse.c):
  * __actrack_parse_death() and __actrack_parse_stats() fed arbitrary
  * attribute streams.  Whatever a (compromised or buggy) sender puts in a
  * message, the parser must stay inside it, never leak, and either refuse
@@ -54,16 +54,17 @@ static void check_values(const struct actrack_value *v, uint32_t nr)
  * callback) relies on. */
 static void check_death(const struct actrack_death *d)
 {
+	const struct actrack_snap_process *p = &d->process;
 	uint32_t i;
 
-	if (d->cmdline_size > ACTRACK_CMDLINE_MAX ||
-	    strlen(d->cmdline) != d->cmdline_size)
+	if (strnlen(p->cmdline, sizeof(p->cmdline)) > ACTRACK_CMDLINE_MAX)
 		abort();
-	if (d->nr_threads > ACTRACK_DEATH_MAX_THREADS ||
-	    (d->nr_threads && !d->threads))
+	if (p->nr_threads > ACTRACK_LIB_MAX_THREADS + ACTRACK_LIB_MAX_STACKS ||
+	    d->nr_tracked_threads > p->nr_threads ||
+	    (p->nr_threads && !p->threads))
 		abort();
-	if (d->nr_modules > ACTRACK_DEATH_MAX_MODULES ||
-	    (d->nr_modules && !d->modules))
+	if (p->nr_modules > ACTRACK_LIB_MAX_MODULES ||
+	    (p->nr_modules && !p->modules))
 		abort();
 	if (WIFEXITED(d->wait_status)) {
 		if (d->signal || d->exit_code != WEXITSTATUS(d->wait_status))
@@ -74,27 +75,26 @@ static void check_death(const struct actrack_death *d)
 	} else {
 		abort();	/* stopped/continued is no death */
 	}
-	check_values(d->values, d->nr_values);
-	for (i = 0; i < d->nr_threads; i++) {
-		const struct actrack_death_thread *t = &d->threads[i];
+	check_values(p->values, p->nr_values);
+	for (i = 0; i < p->nr_threads; i++) {
+		const struct actrack_snap_thread *t = &p->threads[i];
 		uint32_t k;
 
 		if (memchr(t->name, 0, sizeof(t->name)) == NULL)
 			abort();
-		if (t->nr_activities > ACTRACK_THREAD_MAX_SLOTS)
+		if (t->nr_activities > ACTRACK_THREAD_MAX_SLOTS ||
+		    (t->nr_activities && !t->activities) ||
+		    (t->torn && t->nr_activities))
 			abort();
-		for (k = 0; k < ACTRACK_THREAD_MAX_SLOTS; k++) {
-			if (k >= t->nr_activities &&
-			    (t->values[k] || t->nr_values[k]))
-				abort();	/* values without activity */
-			check_values(t->values[k], t->nr_values[k]);
-		}
+		for (k = 0; k < t->nr_activities; k++)
+			check_values(t->activities[k].values,
+				     t->activities[k].nr_values);
 	}
-	for (i = 0; i < d->nr_modules; i++) {
-		if (memchr(d->modules[i].path, 0,
-			   sizeof(d->modules[i].path)) == NULL)
+	for (i = 0; i < p->nr_modules; i++) {
+		if (memchr(p->modules[i].path, 0,
+			   sizeof(p->modules[i].path)) == NULL)
 			abort();
-		if (d->modules[i].build_id_size > ACTRACK_BUILD_ID_MAX)
+		if (p->modules[i].build_id_size > ACTRACK_BUILD_ID_MAX)
 			abort();
 	}
 }
@@ -109,7 +109,8 @@ static void parse_death(const struct nlmsghdr *nlh, size_t len)
 		__actrack_free_death(&d);
 	} else if (ret != -EBADMSG && ret != -ENOMEM) {
 		abort();
-	} else if (d.threads || d.modules || d.values) {
+	} else if (d.process.threads || d.process.modules ||
+		   d.process.values || d.stacks) {
 		abort();	/* a refused report leaves nothing behind */
 	}
 }

@@ -11,7 +11,7 @@
 #   make fuzz-build      only build them.
 #
 #   arena     the arena core alone, built exactly as the kernel builds it
-#   death     the exit monitor's netlink parsers (lib/monitor.c)
+#   death     the death report parser (lib/report_parse.c)
 #   snapshot  an arbitrary file as --arena, through actrack_snapshot_take()
 #   writers   dump --json and --trace (cli/json.c, cli/trace.c) on the
 #             snapshots of arbitrary arenas; the CLI's objects without main

@@ -29,6 +29,25 @@
  * thread that pushes from signal handlers calls actrack_thread_init()
  * first; other calls made from a handler that interrupted the library
  * return -EDEADLK.
+ *
+ * Migrating from libactrack 1 (libactrack.so.1) to 2 (libactrack.so.2,
+ * symbol version LIBACTRACK_2.0).  Only struct actrack_death changed; the
+ * functions, the arena, the module's netlink attributes and the CLI's
+ * JSON are the same.  A death report now holds its process in the shape
+ * a snapshot gives a live one, so one piece of code reads both:
+ *  - d->pid, start_ticks, phase, cmdline, nr_threads/threads,
+ *    nr_modules/modules, nr_values/values are d->process.pid, ... ;
+ *  - d->cmdline_size is gone: d->process.cmdline is NUL-terminated
+ *    (empty when the process had no command line record);
+ *  - a thread is a struct actrack_snap_thread (struct actrack_death_thread
+ *    is gone): t->activities[i] is a struct actrack_snap_activity whose .a
+ *    is the activity (t->activities[i].a.type), and the user data of
+ *    activity i is t->activities[i].values/nr_values (was t->values[i],
+ *    t->nr_values[i]); there are nr_activities of them, no fixed array;
+ *  - threads known only by a stack at death (no tracker) are threads too,
+ *    after the first d->nr_tracked_threads, with their tid alone.
+ * Rebuild against this header and link with -lactrack (pkg-config
+ * libactrack); the Debian package is libactrack2.
  */
 #ifndef ACTRACK_H
 #define ACTRACK_H
@@ -696,21 +715,6 @@ ACTRACK_API int actrack_arena_collect(const char *path, uint32_t flags,
 /* Death reports and the exit monitor                                      */
 /* ---------------------------------------------------------------------- */
 
-struct actrack_death_thread {
-	uint32_t tid;
-	char name[32];
-	uint32_t depth;
-	bool torn;
-	int32_t fatal_signo, fatal_code;
-	uint64_t fatal_addr, fatal_pc;
-	uint32_t nr_activities;
-	struct actrack_activity activities[ACTRACK_THREAD_MAX_SLOTS];
-	/* User data of each stored activity, outermost first (index as in
-	 * activities[]); NULL/0 when it had none or it did not parse. */
-	uint32_t nr_values[ACTRACK_THREAD_MAX_SLOTS];
-	struct actrack_value *values[ACTRACK_THREAD_MAX_SLOTS];
-};
-
 /*
  * (LIBACTRACK_1.2, ABI 1.2) A thread's registers and the bytes of its user
  * stack from the stack pointer up, copied by actrack.ko as it died (see
@@ -726,26 +730,28 @@ struct actrack_death_stack {
 	uint8_t *bytes;			/* memory [sp, sp + size) */
 };
 
+/*
+ * A death report: the process as it died, in the shape a snapshot gives a
+ * live one (its threads with their activities, values and fatal signal;
+ * its modules, to symbolize them; its annotations), plus what only a
+ * death has.  A death report does not know a thread's start time, version
+ * or held locks, nor the parent, launch time or log of the process: those
+ * are 0.  has_record is true.  Threads that died with a stack at death
+ * but never had a tracker come last, with their tid alone: the first
+ * nr_tracked_threads of process.threads had a record.
+ */
 struct actrack_death {
-	uint32_t pid, uid;
-	uint64_t start_ticks;
-	uint64_t seq;
+	struct actrack_snap_process process;
+	uint32_t uid;
+	uint64_t seq;			/* report number, per uid */
 	int wait_status;		/* as from waitpid() */
 	int exit_code;			/* valid if !signal */
 	int signal;			/* 0: exited normally */
 	bool core_dumped;
 	uint64_t exit_time_ns;		/* CLOCK_MONOTONIC */
-	uint32_t phase;
 	uint32_t flags;			/* ACTRACK_DEATH_* */
-	uint32_t cmdline_size;
-	char cmdline[ACTRACK_CMDLINE_MAX + 1];	/* argv joined by spaces */
-	uint32_t nr_threads;
-	struct actrack_death_thread *threads;
-	uint32_t nr_modules;		/* to symbolize the activities */
-	struct actrack_snap_module *modules;
-	uint32_t nr_values;		/* process annotations */
-	struct actrack_value *values;	/* (actrack_process_data()) */
-	/* LIBACTRACK_1.2: stacks at death (reports from actrack.ko only) */
+	uint32_t nr_tracked_threads;
+	/* Stacks at death (reports from actrack.ko only) */
 	uint32_t nr_stacks;
 	struct actrack_death_stack *stacks;
 };
@@ -769,7 +775,9 @@ ACTRACK_API int actrack_monitor_fd(struct actrack_monitor *m);
  * Return: reports delivered (0 on timeout), -errno.  Reports the kernel
  * dropped because the socket overflowed are read back from its ring and
  * delivered, and the gap is told to the gap callback
- * (actrack_monitor_set_gap_fn(), ACTRACK_GAP_OVERFLOW).
+ * (actrack_monitor_set_gap_fn(), ACTRACK_GAP_OVERFLOW); without a gap
+ * callback the call that recovered them returns -ENOBUFS (the recovered
+ * reports were delivered before it returns; the next call goes on).
  */
 ACTRACK_API int actrack_monitor_dispatch(struct actrack_monitor *m,
 					 int timeout_ms, actrack_exit_fn fn,
@@ -837,7 +845,8 @@ typedef void (*actrack_gap_fn)(const struct actrack_monitor_gap *gap,
  * when the module goes away (loaded_ns 0) and again once subscribed to
  * its new instance (ACTRACK_GAP_RELOAD), and after recovering from an
  * overflow of the socket (ACTRACK_GAP_OVERFLOW).  NULL @fn: no calls, the
- * recovery is done all the same.  Return: 0, -EINVAL.
+ * recovery is done all the same, and actrack_monitor_dispatch() returns
+ * -ENOBUFS after an overflow.  Return: 0, -EINVAL.
  */
 ACTRACK_API int actrack_monitor_set_gap_fn(struct actrack_monitor *m,
 					   actrack_gap_fn fn, void *arg);

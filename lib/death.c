@@ -32,129 +32,104 @@ static void death_status(struct actrack_death *d, int ws)
 	}
 }
 
-static void death_thread_free_values(struct actrack_death_thread *t)
-{
-	for (uint32_t k = 0; k < ACTRACK_THREAD_MAX_SLOTS; k++) {
-		__actrack_free_values(t->values[k], t->nr_values[k]);
-		t->values[k] = NULL;
-		t->nr_values[k] = 0;
-	}
-}
-
 struct death_walk {
 	struct actrack_death *d;
-	uint32_t cap, mod_cap;		/* of d->threads, d->modules */
+	uint32_t cap, mod_cap;		/* of the process's threads, modules */
 };
 
-/*
- * The fields of a user data block the walk copied and checked to be the
- * dead process's (and the thread's, for an activity's); fields that do
- * not parse are flagged corrupt and give nothing.
- */
-static int death_values(struct death_walk *dw,
-			const struct actrack_walk_rec *r,
-			struct actrack_value **out, uint32_t *nr)
+/* Fields that do not parse give nothing and flag the report corrupt. */
+static int death_values(struct death_walk *dw, int ret)
 {
-	const struct actrack_user_data *ud = r->user_data;
-	uint32_t used = r->len - (uint32_t)sizeof(*ud);
-	int ret;
-
-	__actrack_free_values(*out, *nr);
-	*out = NULL;
-	*nr = 0;
-	if (ud->used < used)
-		used = ud->used;
-	ret = __actrack_parse_fields((const uint8_t *)(ud + 1), used, out,
-				     nr);
 	if (ret == -EUCLEAN)
 		dw->d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
 	return ret == -ENOMEM ? ret : 0;
 }
 
-/* Phase, command line (and, next, annotations) of the process record. */
+/* Phase and command line of the process record. */
 static int death_process(struct actrack_walk *w, struct death_walk *dw,
 			 const struct actrack_walk_rec *r)
 {
-	struct actrack_death *d = dw->d;
-	const struct actrack_process *p = r->process;
+	struct actrack_snap_process *p = &dw->d->process;
+	const struct actrack_process *rec = r->process;
 
 	/* The first live one counts: copy no other (forged) ones. */
 	w->types &= ~ACTRACK_WALK_PROCESSES;
-	d->phase = p->phase;
-	d->cmdline_size = __actrack_join_cmdline(d->cmdline, p->cmdline,
-						 p->cmdline_size);
+	p->phase = rec->phase;
+	__actrack_join_cmdline(p->cmdline, rec->cmdline, rec->cmdline_size);
 	return 0;
+}
+
+/* Room for one more of @nr elements of @size bytes in *@v (capacity
+ * *@cap), at most @max; NULL when out of memory or past @max. */
+static void *death_grow(void **v, uint32_t nr, uint32_t *cap, uint32_t max,
+			size_t size, int *err)
+{
+	uint32_t ncap;
+	void *n;
+
+	*err = 0;
+	if (nr >= max)
+		return NULL;
+	if (nr == *cap) {
+		ncap = *cap ? *cap * 2 : 8;
+		if (ncap > max)
+			ncap = max;
+		n = realloc(*v, ncap * size);
+		if (!n) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		*v = n;
+		*cap = ncap;
+	}
+	return (char *)*v + (size_t)nr * size;
 }
 
 /* A thread goes into the report before its activities' values follow. */
 static int death_thread(struct death_walk *dw,
 			const struct actrack_walk_rec *r)
 {
-	const struct actrack_thread_copy *tc = r->thread;
 	struct actrack_death *d = dw->d;
-	struct actrack_death_thread *t, *n;
-	uint32_t ncap, nr;
+	struct actrack_snap_process *p = &d->process;
+	struct actrack_snap_thread *t;
+	int ret;
 
-	if (d->nr_threads >= ACTRACK_DEATH_MAX_THREADS) {
+	t = death_grow((void **)&p->threads, p->nr_threads, &dw->cap,
+		       ACTRACK_LIB_MAX_THREADS, sizeof(*t), &ret);
+	if (!t) {
+		if (ret)
+			return ret;
 		d->flags |= ACTRACK_DEATH_TRUNCATED;
 		return ACTRACK_WALK_SKIP;
 	}
-	if (d->nr_threads == dw->cap) {
-		ncap = dw->cap ? dw->cap * 2 : 8;
-		if (ncap > ACTRACK_DEATH_MAX_THREADS)
-			ncap = ACTRACK_DEATH_MAX_THREADS;
-		n = realloc(d->threads, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		d->threads = n;
-		dw->cap = ncap;
-	}
-	t = &d->threads[d->nr_threads++];
-	memset(t, 0, sizeof(*t));
-	t->tid = tc->hdr.owner.tid;
-	memcpy(t->name, tc->hdr.name, sizeof(t->name) - 1);
-	t->depth = tc->hdr.depth;
-	if (r->torn) {
-		/* Changed on every try: identity only, no stack. */
-		t->torn = true;
+	ret = __actrack_copy_thread(t, r);
+	if (ret == -EUCLEAN) {
+		d->flags |= ACTRACK_DEATH_ARENA_CORRUPT;
 		return ACTRACK_WALK_SKIP;
 	}
-	t->fatal_signo = tc->hdr.fatal_signo;
-	t->fatal_code = tc->hdr.fatal_code;
-	t->fatal_addr = tc->hdr.fatal_addr;
-	t->fatal_pc = tc->hdr.fatal_pc;
-	/* The core bounds it already; it sizes a copy. */
-	nr = tc->nr_slots;
-	if (nr > ACTRACK_THREAD_MAX_SLOTS)
-		nr = ACTRACK_THREAD_MAX_SLOTS;
-	memcpy(t->activities, tc->slots, nr * sizeof(t->activities[0]));
-	t->nr_activities = nr;
-	return 0;
+	if (ret)
+		return ret;
+	p->nr_threads++;
+	return t->torn ? ACTRACK_WALK_SKIP : 0;
 }
 
 /* A module record of the dead process: where its pcs came from. */
 static int death_module(struct death_walk *dw,
 			const struct actrack_walk_rec *r)
 {
-	struct actrack_death *d = dw->d;
-	struct actrack_snap_module *n;
-	uint32_t ncap;
+	struct actrack_snap_process *p = &dw->d->process;
+	struct actrack_snap_module *m;
+	int ret;
 
-	if (d->nr_modules >= ACTRACK_DEATH_MAX_MODULES) {
-		d->flags |= ACTRACK_DEATH_TRUNCATED;
-		return 0;
+	m = death_grow((void **)&p->modules, p->nr_modules, &dw->mod_cap,
+		       ACTRACK_LIB_MAX_MODULES, sizeof(*m), &ret);
+	if (!m) {
+		if (!ret)
+			dw->d->flags |= ACTRACK_DEATH_TRUNCATED;
+		return ret;
 	}
-	if (d->nr_modules == dw->mod_cap) {
-		ncap = dw->mod_cap ? dw->mod_cap * 2 : 8;
-		if (ncap > ACTRACK_DEATH_MAX_MODULES)
-			ncap = ACTRACK_DEATH_MAX_MODULES;
-		n = realloc(d->modules, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		d->modules = n;
-		dw->mod_cap = ncap;
-	}
-	__actrack_snap_module(&d->modules[d->nr_modules++], r->module);
+	__actrack_snap_module(m, r->module);
+	p->nr_modules++;
 	return 0;
 }
 
@@ -162,7 +137,7 @@ static int death_record(struct actrack_walk *w,
 			const struct actrack_walk_rec *r)
 {
 	struct death_walk *dw = w->ctx;
-	struct actrack_death_thread *t;
+	struct actrack_snap_process *p = &dw->d->process;
 
 	switch (r->type) {
 	case ACTRACK_TYPE_PROCESS:
@@ -174,11 +149,12 @@ static int death_record(struct actrack_walk *w,
 	}
 	/* User data, right after the record that refers to it. */
 	if (r->act == ACTRACK_WALK_PROCESS_DATA)
-		return death_values(dw, r, &dw->d->values, &dw->d->nr_values);
-	t = &dw->d->threads[dw->d->nr_threads - 1];
-	if (r->act >= t->nr_activities)
+		return death_values(dw, __actrack_copy_values(r, &p->values,
+							      &p->nr_values));
+	if (!p->nr_threads)
 		return 0;
-	return death_values(dw, r, &t->values[r->act], &t->nr_values[r->act]);
+	return death_values(dw, __actrack_copy_act_values(
+				&p->threads[p->nr_threads - 1], r));
 }
 
 static void *death_ud_grow(struct actrack_walk *w, __u32 size)
@@ -192,9 +168,9 @@ static void *death_ud_grow(struct actrack_walk *w, __u32 size)
 static int death_walk(struct actrack_arena *a, struct actrack_death *d)
 {
 	const struct actrack_owner_key k = {
-		.pid = d->pid,
+		.pid = d->process.pid,
 		.pid_ns = ACTRACK_PID_NS_ANY,
-		.start_ticks = d->start_ticks,
+		.start_ticks = d->process.start_ticks,
 	};
 	struct death_walk dw = { .d = d };
 	struct actrack_walk *w;
@@ -224,22 +200,13 @@ void __actrack_free_death(struct actrack_death *d)
 {
 	if (!d)
 		return;
-	for (uint32_t i = 0; d->threads && i < d->nr_threads; i++)
-		death_thread_free_values(&d->threads[i]);
-	__actrack_free_values(d->values, d->nr_values);
-	d->values = NULL;
-	d->nr_values = 0;
+	__actrack_free_process(&d->process);
 	for (uint32_t i = 0; d->stacks && i < d->nr_stacks; i++)
 		free(d->stacks[i].bytes);
 	free(d->stacks);
 	d->stacks = NULL;
 	d->nr_stacks = 0;
-	free(d->threads);
-	free(d->modules);
-	d->threads = NULL;
-	d->nr_threads = 0;
-	d->modules = NULL;
-	d->nr_modules = 0;
+	d->nr_tracked_threads = 0;
 }
 
 int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
@@ -255,8 +222,9 @@ int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
 	memset(d, 0, sizeof(*d));
 	if (!a || !a->base || a->size < ACTRACK_ARENA_HEADER_SIZE || !pid)
 		return -EINVAL;
-	d->pid = pid;
-	d->start_ticks = start_ticks;
+	d->process.pid = pid;
+	d->process.start_ticks = start_ticks;
+	d->process.has_record = true;
 	d->exit_time_ns = __actrack_mono_ns();
 	death_status(d, wait_status);
 	h = a->base;
@@ -274,5 +242,6 @@ int __actrack_build_death(struct actrack_arena *a, uint32_t pid,
 		__actrack_free_death(d);
 		return ret;
 	}
+	d->nr_tracked_threads = d->process.nr_threads;
 	return 0;
 }

@@ -97,8 +97,9 @@ __actrack_hidden int __actrack_parse_fields(const uint8_t *buf, uint32_t used,
 					    uint32_t *nr);
 
 /*
- * Record copies shared by the snapshot, death reports and the monitor
- * (lib/snapshot.c); both read only their arguments, never the arena.
+ * Copies of records into the public process shape, shared by the
+ * snapshot, death reports and the monitor (lib/proc_copy.c); they read
+ * only their arguments, never the arena.
  *  __actrack_join_cmdline: @n bytes of NUL-separated argv (at most
  *      ACTRACK_CMDLINE_MAX are used) -> "a b c" in @dst, which holds
  *      ACTRACK_CMDLINE_MAX + 1 bytes; trailing NULs dropped.  Return: its
@@ -106,11 +107,32 @@ __actrack_hidden int __actrack_parse_fields(const uint8_t *buf, uint32_t used,
  *  __actrack_snap_module: a copied module record -> @out (path terminated,
  *      build id clamped to ACTRACK_BUILD_ID_MAX; callers treat a larger
  *      size as corrupt before calling).
+ *  __actrack_copy_thread: the walk's thread copy @r -> @t (activities
+ *      calloc'ed; a torn one: identity only, t->torn).  Return: 0,
+ *      -EUCLEAN (its stack does not fit its depth: skip it as corrupt,
+ *      nothing to free), -ENOMEM.
+ *  __actrack_copy_values: the walk's user data copy @r -> *@out, *@nr
+ *      (replacing what was there).  Return: 0, -EUCLEAN (fields do not
+ *      parse: none returned, the source is corrupt), -ENOMEM.
+ *  __actrack_copy_act_values: the same into the activity r->act of @t
+ *      (nothing if @t has no such activity).
+ *  __actrack_free_thread/_process: what the copies allocated.
  */
 __actrack_hidden uint32_t __actrack_join_cmdline(char *dst, const char *src,
 						 uint32_t n);
 __actrack_hidden void __actrack_snap_module(struct actrack_snap_module *out,
 					    const struct actrack_module *m);
+struct actrack_walk_rec;
+__actrack_hidden int __actrack_copy_thread(struct actrack_snap_thread *t,
+					   const struct actrack_walk_rec *r);
+__actrack_hidden int __actrack_copy_values(const struct actrack_walk_rec *r,
+					   struct actrack_value **out,
+					   uint32_t *nr);
+__actrack_hidden int
+__actrack_copy_act_values(struct actrack_snap_thread *t,
+			  const struct actrack_walk_rec *r);
+__actrack_hidden void __actrack_free_thread(struct actrack_snap_thread *t);
+__actrack_hidden void __actrack_free_process(struct actrack_snap_process *p);
 
 /*
  * Snapshot of an arena that is already mapped (lib/snapshot.c), shared with
@@ -244,18 +266,25 @@ static inline struct actrack_arena *__actrack_arena(void)
 }
 
 /*
- * Exit monitor (lib/monitor.c).  Parsers of one generic netlink message of
- * @len bytes (the buffer holding it); every attribute is validated.
+ * The library's bounds of one death report, whether it reads one from
+ * actrack.ko or builds one from a file arena: threads, modules and stacks
+ * past them are left out and the report says ACTRACK_DEATH_TRUNCATED.
+ * (actrack.ko has bounds of its own, lower, for what it sends.)
+ */
+#define ACTRACK_LIB_MAX_THREADS		4096
+#define ACTRACK_LIB_MAX_MODULES		1024
+#define ACTRACK_LIB_MAX_STACKS		64
+/*
+ * Death report parser (lib/report_parse.c).  Parsers of one generic
+ * netlink message of @len bytes (the buffer holding it); every attribute
+ * is validated.
  *  __actrack_parse_death: ACTRACK_CMD_DEATH (or a GET_DEATHS dump entry)
  *      -> @d (threads and modules calloc'ed, at most
- *      ACTRACK_DEATH_MAX_THREADS/_MODULES, more set ACTRACK_DEATH_TRUNCATED;
+ *      ACTRACK_LIB_MAX_THREADS/_MODULES, more set ACTRACK_DEATH_TRUNCATED;
  *      free with __actrack_free_death).
  *      Return: 0, -EBADMSG (malformed: skip it), -ENOMEM.
  *  __actrack_parse_stats: GET_STATS answer -> @st.  Return 0 or -EBADMSG.
  */
-#define ACTRACK_DEATH_MAX_THREADS	4096
-#define ACTRACK_DEATH_MAX_MODULES	1024
-#define ACTRACK_DEATH_MAX_STACKS	64
 struct nlmsghdr;
 __actrack_hidden int __actrack_parse_death(const struct nlmsghdr *nlh,
 					   size_t len,

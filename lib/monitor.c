@@ -12,8 +12,9 @@
  * Trust: a report is input from outside the process.  Only datagrams whose
  * sender is the kernel (nl_pid 0) are looked at -- root can unicast to any
  * netlink port -- and every attribute is validated (type, exact length)
- * before use.  A message that does not parse is skipped whole and counted;
- * a partial report is never delivered.
+ * before use, by the parser of lib/report_parse.c.  A message that does
+ * not parse is skipped whole and counted; a partial report is never
+ * delivered.
  *
  * Module reloads: a subscription lives in the module, and rmmod ends it
  * without a word to the subscriber.  The subscribed socket therefore also
@@ -24,19 +25,7 @@
  * were received (netlink datagrams carry no send time: SO_TIMESTAMP on a
  * netlink socket stamps them when they are read).
  *
- * Overflows: a caller that does not read fast enough fills the socket's
- * receive buffer; the kernel then drops reports (it counts them as
- * reports_dropped) and recv() fails once with ENOBUFS.  Every report was
- * also kept in its uid's ring (GET_DEATHS, the last deaths_kept deaths),
- * and reports carry a number, increasing per uid.  So the monitor first
- * reads what is still queued (older than anything dropped: the kernel
- * drops until the queue is empty), then dumps the ring and delivers the
- * reports of deaths since its subscription that it had not delivered, in
- * order.  A report is delivered once: a live one whose number and exit
- * time are both at most the last delivered for its uid was replayed
- * already (both, because a uid whose ring the module evicted numbers its
- * deaths from 1 again, later).  Numbers between the last delivered and
- * the ring's first replayed were lost for good: the gap callback says so.
+ * Overflows of the socket: lib/monitor_replay.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -52,6 +41,8 @@
 #include <libmnl/libmnl.h>
 
 #include "internal.h"
+#include "monitor.h"
+#include "report_parse.h"
 
 /* Receive buffer: one datagram.  Grown to the size the kernel reports for
  * the pending datagram (MSG_PEEK|MSG_TRUNC), up to the cap. */
@@ -64,643 +55,6 @@
 #define MON_REPLY_TIMEOUT_MS	5000
 /* Reports kept while waiting for the SUBSCRIBE ack. */
 #define MON_STASH_MAX		256
-
-struct mon_stash {
-	struct mon_stash *next;
-	uint64_t rx_ns;		/* when received, CLOCK_REALTIME */
-	struct nlmsghdr nlh[];	/* nlh->nlmsg_len bytes */
-};
-
-struct actrack_monitor {
-	struct mnl_socket *nl;		/* subscribed socket */
-	uint32_t flags;			/* ACTRACK_MONITOR_* */
-	uint16_t family;		/* generic netlink id of "actrack" */
-	uint32_t seq;
-	char *buf;
-	size_t buf_len;
-	struct mon_stash *stash, **stash_tail;
-	uint32_t nr_stash;
-	uint64_t malformed;		/* messages skipped */
-	uint64_t rx_ns;			/* when the last datagram came */
-	/* Module reloads (see the top of the file). */
-	actrack_gap_fn gap_fn;
-	void *gap_arg;
-	struct actrack_monitor_gap gap;	/* the open one */
-	bool down;			/* DELFAMILY seen, not resubscribed */
-	bool resubscribe;		/* NEWFAMILY seen, not yet acted on */
-	/* Overflows (see the top of the file). */
-	uint64_t sub_mono_ns;		/* CLOCK_MONOTONIC, before SUBSCRIBE */
-	uint64_t overflow_ns;		/* ENOBUFS read, not recovered: when */
-	struct mon_seen *seen;		/* per uid: last report delivered */
-	uint32_t nr_seen;
-};
-
-/* The last live report delivered for one uid. */
-struct mon_seen {
-	uint32_t uid;
-	uint64_t seq;			/* its number */
-	uint64_t exit_ns;		/* the latest exit time delivered */
-};
-
-/* ---------------------------------------------------------------------- */
-/* Parsing                                                                 */
-/* ---------------------------------------------------------------------- */
-
-/*
- * Walk the attributes in [@start, @start + @len): like mnl_attr_for_each but
- * bytes left over after the last whole attribute (a truncated attribute)
- * make the set malformed instead of being silently ignored.  The last
- * attribute may lack its alignment padding.
- */
-typedef int (*mon_attr_fn)(const struct nlattr *attr, void *data);
-
-static int mon_walk(const void *start, size_t len, mon_attr_fn fn, void *data)
-{
-	const struct nlattr *attr = start;
-	long rem = (long)len;
-	int ret;
-
-	while (mnl_attr_ok(attr, (int)rem)) {
-		ret = fn ? fn(attr, data) : 0;
-		if (ret)
-			return ret;
-		rem -= MNL_ALIGN(attr->nla_len);
-		attr = mnl_attr_next(attr);
-	}
-	/* rem in (-MNL_ALIGNTO, 0]: the last attribute was unpadded. */
-	if (rem > 0)
-		return -EBADMSG;
-	return 0;
-}
-
-static int mon_check(const struct nlattr *attr, enum mnl_attr_data_type type,
-		     size_t len)
-{
-	int ret = len ? mnl_attr_validate2(attr, type, len) :
-			mnl_attr_validate(attr, type);
-
-	return ret < 0 ? -EBADMSG : 0;
-}
-
-/*
- * Field records from a report (ACTRACK_A_PROCESS_DATA, ACTRACK_T_USER_DATA):
- * arena bytes that the kernel passed on unparsed.  A blob that is too big
- * or does not parse is skipped (no values), not the whole report.  It is
- * copied first: the attribute payload is only 4-byte aligned.
- */
-static void mon_fields(const uint8_t *p, size_t len, size_t max,
-		       struct actrack_value **out, uint32_t *nr)
-{
-	uint64_t buf[ACTRACK_DEATH_PROCESS_DATA_MAX / sizeof(uint64_t)];
-
-	*out = NULL;
-	*nr = 0;
-	if (!len || len > max || len > sizeof(buf))
-		return;
-	memcpy(buf, p, len);
-	if (__actrack_parse_fields((const uint8_t *)buf, (uint32_t)len, out,
-				   nr)) {
-		*out = NULL;
-		*nr = 0;
-	}
-}
-
-/* ACTRACK_T_USER_DATA: __u32 activity index, then its field records. */
-static void mon_act_data(const struct nlattr *attr,
-			 struct actrack_death_thread *t)
-{
-	const uint8_t *p = mnl_attr_get_payload(attr);
-	size_t len = mnl_attr_get_payload_len(attr);
-	uint32_t idx;
-
-	if (len < sizeof(idx))
-		return;
-	memcpy(&idx, p, sizeof(idx));
-	/* Out of range or a second blob for the same activity: skipped. */
-	if (idx >= ACTRACK_THREAD_MAX_SLOTS || t->values[idx])
-		return;
-	mon_fields(p + sizeof(idx), len - sizeof(idx),
-		   ACTRACK_DEATH_ACT_DATA_MAX, &t->values[idx],
-		   &t->nr_values[idx]);
-}
-
-/* One ACTRACK_A_STACK: its bytes are copied out of the message. */
-static int mon_stack_attr(const struct nlattr *attr, void *data)
-{
-	struct actrack_death_stack *st = data;
-	uint16_t type = mnl_attr_get_type(attr);
-	uint32_t len;
-	int ret;
-
-	switch (type) {
-	case ACTRACK_K_TID:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			st->tid = mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_K_FLAGS:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			st->flags = mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_K_SP:
-		ret = mon_check(attr, MNL_TYPE_U64, 0);
-		if (!ret)
-			st->sp = mnl_attr_get_u64(attr);
-		return ret;
-	case ACTRACK_K_REGS:
-		ret = mon_check(attr, MNL_TYPE_BINARY, sizeof(st->regs));
-		if (!ret)
-			memcpy(st->regs, mnl_attr_get_payload(attr),
-			       sizeof(st->regs));
-		return ret;
-	case ACTRACK_K_BYTES:
-		ret = mon_check(attr, MNL_TYPE_BINARY, 0);
-		if (ret || st->bytes)
-			return ret ? ret : -EBADMSG;
-		len = mnl_attr_get_payload_len(attr);
-		if (!len)
-			return 0;
-		st->bytes = malloc(len);
-		if (!st->bytes)
-			return -ENOMEM;
-		memcpy(st->bytes, mnl_attr_get_payload(attr), len);
-		st->size = len;
-		return 0;
-	default:
-		return 0;	/* newer than us: skipped */
-	}
-}
-
-struct thread_ctx {
-	struct actrack_death_thread *t;
-	uint32_t seen;			/* bitmap of T_* attributes met */
-};
-
-static int mon_thread_attr(const struct nlattr *attr, void *data)
-{
-	struct thread_ctx *c = data;
-	struct actrack_death_thread *t = c->t;
-	uint16_t type = mnl_attr_get_type(attr);
-	size_t n;
-	int ret;
-
-	/* Newer kernel: unknown attribute.  PAD (alignment of u64s on some
-	 * architectures) may appear any number of times. */
-	if (type > ACTRACK_T_MAX || type == ACTRACK_T_UNSPEC ||
-	    type == ACTRACK_T_PAD)
-		return 0;
-	/* Every attribute but ACTIVITY and USER_DATA appears at most once. */
-	if (type != ACTRACK_T_ACTIVITY && type != ACTRACK_T_USER_DATA) {
-		if (c->seen & (1U << type))
-			return -EBADMSG;
-		c->seen |= 1U << type;
-	}
-	switch (type) {
-	case ACTRACK_T_TID:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			t->tid = mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_T_NAME:
-		ret = mon_check(attr, MNL_TYPE_STRING, 0);
-		if (ret)
-			return ret;
-		n = strnlen(mnl_attr_get_payload(attr),
-			    mnl_attr_get_payload_len(attr));
-		if (n >= sizeof(t->name))
-			n = sizeof(t->name) - 1;
-		memcpy(t->name, mnl_attr_get_payload(attr), n);
-		t->name[n] = '\0';
-		return 0;
-	case ACTRACK_T_DEPTH:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			t->depth = mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_T_FATAL_SIGNO:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			t->fatal_signo = (int32_t)mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_T_FATAL_CODE:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			t->fatal_code = (int32_t)mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_T_FATAL_ADDR:
-		ret = mon_check(attr, MNL_TYPE_U64, 0);
-		if (!ret)
-			t->fatal_addr = mnl_attr_get_u64(attr);
-		return ret;
-	case ACTRACK_T_FATAL_PC:
-		ret = mon_check(attr, MNL_TYPE_U64, 0);
-		if (!ret)
-			t->fatal_pc = mnl_attr_get_u64(attr);
-		return ret;
-	case ACTRACK_T_ACTIVITY:
-		ret = mon_check(attr, MNL_TYPE_BINARY,
-				sizeof(struct actrack_activity));
-		if (ret)
-			return ret;
-		/* The kernel stores at most that many per thread. */
-		if (t->nr_activities >= ACTRACK_THREAD_MAX_SLOTS)
-			return -EBADMSG;
-		/* Payload is only 4-byte aligned: copy, never cast. */
-		memcpy(&t->activities[t->nr_activities++],
-		       mnl_attr_get_payload(attr),
-		       sizeof(struct actrack_activity));
-		return 0;
-	case ACTRACK_T_TORN:
-		ret = mon_check(attr, MNL_TYPE_FLAG, 0);
-		if (!ret)
-			t->torn = true;
-		return ret;
-	case ACTRACK_T_USER_DATA:
-		mon_act_data(attr, t);
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-/* One ELF object of the dead process, from its arena record: the owner
- * header is the kernel's business, the rest is bounded here. */
-static int mon_module(const void *payload, struct actrack_snap_module *out)
-{
-	struct actrack_module m;
-
-	memcpy(&m, payload, sizeof(m));	/* 4-byte aligned payload */
-	if (m.build_id_size > ACTRACK_BUILD_ID_MAX)
-		return -EBADMSG;
-	__actrack_snap_module(out, &m);
-	return 0;
-}
-
-struct death_ctx {
-	struct actrack_death *d;
-	uint32_t seen;			/* bitmap of A_* attributes met */
-	uint32_t nr_threads;		/* pass 1: count; pass 2: filled */
-	uint32_t max_threads;
-	uint32_t nr_modules;		/* likewise */
-	uint32_t max_modules;
-	uint32_t nr_stacks, max_stacks;
-	bool has_status, has_exit_code, has_signal;
-	bool pass2;			/* PROCESS_DATA: done in pass 1 */
-	uint32_t exit_code, signal;
-};
-
-static int mon_death_attr(const struct nlattr *attr, void *data)
-{
-	struct death_ctx *c = data;
-	struct actrack_death *d = c->d;
-	uint16_t type = mnl_attr_get_type(attr);
-	int ret;
-
-	if (type > ACTRACK_A_MAX || type == ACTRACK_A_UNSPEC ||
-	    type == ACTRACK_A_PAD)
-		return 0;
-	if (type != ACTRACK_A_THREAD && type != ACTRACK_A_MODULE &&
-	    type != ACTRACK_A_STACK) {
-		if (c->seen & (1U << type))
-			return -EBADMSG;
-		c->seen |= 1U << type;
-	}
-	switch (type) {
-	case ACTRACK_A_PID:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			d->pid = mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_A_START_TICKS:
-		ret = mon_check(attr, MNL_TYPE_U64, 0);
-		if (!ret)
-			d->start_ticks = mnl_attr_get_u64(attr);
-		return ret;
-	case ACTRACK_A_UID:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			d->uid = mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_A_WAIT_STATUS:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret) {
-			d->wait_status = (int)mnl_attr_get_u32(attr);
-			c->has_status = true;
-		}
-		return ret;
-	case ACTRACK_A_EXIT_CODE:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (ret)
-			return ret;
-		c->exit_code = mnl_attr_get_u32(attr);
-		c->has_exit_code = true;
-		return c->exit_code > 255 ? -EBADMSG : 0;
-	case ACTRACK_A_SIGNAL:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (ret)
-			return ret;
-		c->signal = mnl_attr_get_u32(attr);
-		c->has_signal = true;
-		/* A wait status has 7 bits for the signal, and 0x7f there
-		 * means "stopped": no signal a death can carry. */
-		return c->signal == 0 || c->signal >= 0x7f ? -EBADMSG : 0;
-	case ACTRACK_A_CORE_DUMPED:
-		ret = mon_check(attr, MNL_TYPE_FLAG, 0);
-		if (!ret)
-			d->core_dumped = true;
-		return ret;
-	case ACTRACK_A_EXIT_TIME_NS:
-		ret = mon_check(attr, MNL_TYPE_U64, 0);
-		if (!ret)
-			d->exit_time_ns = mnl_attr_get_u64(attr);
-		return ret;
-	case ACTRACK_A_PHASE:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			d->phase = mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_A_SEQ:
-		ret = mon_check(attr, MNL_TYPE_U64, 0);
-		if (!ret)
-			d->seq = mnl_attr_get_u64(attr);
-		return ret;
-	case ACTRACK_A_FLAGS:
-		ret = mon_check(attr, MNL_TYPE_U32, 0);
-		if (!ret)
-			d->flags |= mnl_attr_get_u32(attr);
-		return ret;
-	case ACTRACK_A_CMDLINE:
-		ret = mon_check(attr, MNL_TYPE_BINARY, 0);
-		if (ret)
-			return ret;
-		/* argv is NUL-separated, as in the arena record. */
-		d->cmdline_size = __actrack_join_cmdline(d->cmdline,
-				mnl_attr_get_payload(attr),
-				mnl_attr_get_payload_len(attr));
-		return 0;
-	case ACTRACK_A_PROCESS_DATA:
-		ret = mon_check(attr, MNL_TYPE_BINARY, 0);
-		if (ret || c->pass2)
-			return ret;
-		mon_fields(mnl_attr_get_payload(attr),
-			   mnl_attr_get_payload_len(attr),
-			   ACTRACK_DEATH_PROCESS_DATA_MAX, &d->values,
-			   &d->nr_values);
-		return 0;
-	case ACTRACK_A_THREAD:
-		ret = mon_check(attr, MNL_TYPE_NESTED, 0);
-		if (ret)
-			return ret;
-		if (c->nr_threads >= c->max_threads) {
-			d->flags |= ACTRACK_DEATH_TRUNCATED;
-			return 0;
-		}
-		if (d->threads) {
-			struct thread_ctx tc = {
-				.t = &d->threads[c->nr_threads],
-			};
-
-			ret = mon_walk(mnl_attr_get_payload(attr),
-				       mnl_attr_get_payload_len(attr),
-				       mon_thread_attr, &tc);
-			if (ret)
-				return ret;
-			/* Values only for activities the report holds. */
-			for (uint32_t k = tc.t->torn ? 0 :
-					  tc.t->nr_activities;
-			     k < ACTRACK_THREAD_MAX_SLOTS; k++) {
-				__actrack_free_values(tc.t->values[k],
-						      tc.t->nr_values[k]);
-				tc.t->values[k] = NULL;
-				tc.t->nr_values[k] = 0;
-			}
-		}
-		c->nr_threads++;
-		return 0;
-	case ACTRACK_A_MODULE:
-		ret = mon_check(attr, MNL_TYPE_BINARY,
-				sizeof(struct actrack_module));
-		if (ret)
-			return ret;
-		if (c->nr_modules >= c->max_modules) {
-			d->flags |= ACTRACK_DEATH_TRUNCATED;
-			return 0;
-		}
-		if (d->modules) {
-			ret = mon_module(mnl_attr_get_payload(attr),
-					 &d->modules[c->nr_modules]);
-			if (ret)
-				return ret;
-		}
-		c->nr_modules++;
-		return 0;
-	case ACTRACK_A_STACK:
-		ret = mon_check(attr, MNL_TYPE_NESTED, 0);
-		if (ret)
-			return ret;
-		if (c->nr_stacks >= c->max_stacks) {
-			d->flags |= ACTRACK_DEATH_TRUNCATED;
-			return 0;
-		}
-		if (d->stacks) {
-			struct actrack_death_stack *st =
-				&d->stacks[c->nr_stacks];
-
-			/* Counted now, so that a failure frees its bytes. */
-			d->nr_stacks = c->nr_stacks + 1;
-			ret = mon_walk(mnl_attr_get_payload(attr),
-				       mnl_attr_get_payload_len(attr),
-				       mon_stack_attr, st);
-			if (ret)
-				return ret;
-		}
-		c->nr_stacks++;
-		return 0;
-	default:
-		return 0;	/* STATS, ALL_UIDS: not part of a report */
-	}
-}
-
-/*
- * The wait status is the primary truth; EXIT_CODE/SIGNAL/CORE_DUMPED are
- * conveniences that must agree with it when both are present, so that a
- * consumer reading either gets the same answer.
- */
-static int mon_fill_status(struct death_ctx *c)
-{
-	struct actrack_death *d = c->d;
-	int ws = d->wait_status;
-
-	if (c->has_status) {
-		if (WIFEXITED(ws)) {
-			d->exit_code = WEXITSTATUS(ws);
-			d->signal = 0;
-		} else if (WIFSIGNALED(ws)) {
-			d->signal = WTERMSIG(ws);
-			d->exit_code = 0;
-			if (WCOREDUMP(ws))
-				d->core_dumped = true;
-		} else {
-			return -EBADMSG;	/* stopped/continued: no death */
-		}
-		if (c->has_signal && (uint32_t)d->signal != c->signal)
-			return -EBADMSG;
-		if (c->has_exit_code &&
-		    (d->signal || (uint32_t)d->exit_code != c->exit_code))
-			return -EBADMSG;
-		return 0;
-	}
-	if (c->has_signal && c->has_exit_code && c->exit_code)
-		return -EBADMSG;
-	if (c->has_signal) {
-		d->signal = (int)c->signal;
-		d->wait_status = d->signal | (d->core_dumped ? 0x80 : 0);
-	} else if (c->has_exit_code) {
-		d->exit_code = (int)c->exit_code;
-		d->wait_status = d->exit_code << 8;
-	} else {
-		return -EBADMSG;	/* no way to tell how it died */
-	}
-	return 0;
-}
-
-int __actrack_parse_death(const struct nlmsghdr *nlh, size_t len,
-			  struct actrack_death *d)
-{
-	const struct genlmsghdr *g;
-	struct death_ctx c;
-	const void *attrs;
-	size_t alen;
-	int ret;
-
-	memset(d, 0, sizeof(*d));
-	if (len < NLMSG_HDRLEN + GENL_HDRLEN || nlh->nlmsg_len > len ||
-	    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
-		return -EBADMSG;
-	g = mnl_nlmsg_get_payload(nlh);
-	if (g->cmd != ACTRACK_CMD_DEATH && g->cmd != ACTRACK_CMD_GET_DEATHS)
-		return -EBADMSG;
-	attrs = mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN);
-	alen = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-
-	/* Pass 1 validates everything but the contents of threads and
-	 * modules and counts them, so that pass 2 allocates once, bounded. */
-	memset(&c, 0, sizeof(c));
-	c.d = d;
-	c.max_threads = ACTRACK_DEATH_MAX_THREADS;
-	c.max_modules = ACTRACK_DEATH_MAX_MODULES;
-	c.max_stacks = ACTRACK_DEATH_MAX_STACKS;
-	ret = mon_walk(attrs, alen, mon_death_attr, &c);
-	if (ret)
-		goto bad;
-	if (!(c.seen & (1U << ACTRACK_A_PID)))
-		goto bad;
-	ret = mon_fill_status(&c);
-	if (ret)
-		goto bad;
-	if (c.nr_threads || c.nr_modules || c.nr_stacks) {
-		uint32_t nr = c.nr_threads, nr_mod = c.nr_modules;
-		uint32_t nr_st = c.nr_stacks;
-
-		if (nr)
-			d->threads = calloc(nr, sizeof(*d->threads));
-		if (nr_mod)
-			d->modules = calloc(nr_mod, sizeof(*d->modules));
-		if (nr_st)
-			d->stacks = calloc(nr_st, sizeof(*d->stacks));
-		if ((nr && !d->threads) || (nr_mod && !d->modules) ||
-		    (nr_st && !d->stacks)) {
-			__actrack_free_death(d);
-			memset(d, 0, sizeof(*d));
-			return -ENOMEM;
-		}
-		/* Now, so that a failure below frees the threads' values. */
-		d->nr_threads = nr;
-		memset(&c, 0, sizeof(c));
-		c.d = d;
-		c.pass2 = true;
-		c.max_threads = nr;
-		c.max_modules = nr_mod;
-		c.max_stacks = nr_st;
-		ret = mon_walk(attrs, alen, mon_death_attr, &c);
-		if (ret || c.nr_threads != nr || c.nr_modules != nr_mod ||
-		    c.nr_stacks != nr_st || mon_fill_status(&c))
-			goto bad;
-		d->nr_threads = nr;
-		d->nr_modules = nr_mod;
-	}
-	return 0;
-bad:
-	__actrack_free_death(d);
-	memset(d, 0, sizeof(*d));
-	return -EBADMSG;
-}
-
-struct stats_ctx {
-	struct actrack_kstats *st;
-	bool found;
-};
-
-static int mon_stats_attr(const struct nlattr *attr, void *data)
-{
-	struct stats_ctx *c = data;
-	struct actrack_kstats *st = c->st;
-	uint16_t type = mnl_attr_get_type(attr);
-	uint64_t v;
-
-	if (type > ACTRACK_S_MAX || type == ACTRACK_S_UNSPEC ||
-	    type == ACTRACK_S_PAD)
-		return 0;
-	if (mon_check(attr, MNL_TYPE_U64, 0))
-		return -EBADMSG;
-	v = mnl_attr_get_u64(attr);
-	switch (type) {
-	case ACTRACK_S_ARENAS:		st->arenas = v; break;
-	case ACTRACK_S_BYTES_USED:	st->bytes_used = v; break;
-	case ACTRACK_S_ARENA_SIZE:	st->arena_size = v; break;
-	case ACTRACK_S_ATTACHED:	st->attached = v; break;
-	case ACTRACK_S_CLEANUPS:	st->cleanups = v; break;
-	case ACTRACK_S_RECORDS_FREED:	st->records_freed = v; break;
-	case ACTRACK_S_CORRUPTION:	st->corruption = v; break;
-	case ACTRACK_S_REPORTS_SENT:	st->reports_sent = v; break;
-	case ACTRACK_S_REPORTS_DROPPED:	st->reports_dropped = v; break;
-	case ACTRACK_S_BYTES_FREE:	st->bytes_free = v; break;
-	}
-	return 0;
-}
-
-static int mon_stats_top(const struct nlattr *attr, void *data)
-{
-	struct stats_ctx *c = data;
-
-	if (mnl_attr_get_type(attr) != ACTRACK_A_STATS)
-		return 0;
-	if (c->found || mon_check(attr, MNL_TYPE_NESTED, 0))
-		return -EBADMSG;
-	c->found = true;
-	return mon_walk(mnl_attr_get_payload(attr),
-			mnl_attr_get_payload_len(attr), mon_stats_attr, c);
-}
-
-int __actrack_parse_stats(const struct nlmsghdr *nlh, size_t len,
-			  struct actrack_kstats *st)
-{
-	struct actrack_kstats tmp = { 0 };
-	struct stats_ctx c = { .st = &tmp };
-	int ret;
-
-	if (len < NLMSG_HDRLEN + GENL_HDRLEN || nlh->nlmsg_len > len ||
-	    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
-		return -EBADMSG;
-	ret = mon_walk(mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN),
-		       nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN,
-		       mon_stats_top, &c);
-	if (ret || !c.found)
-		return -EBADMSG;
-	*st = tmp;
-	return 0;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Sockets                                                                 */
@@ -734,7 +88,7 @@ static struct mnl_socket *mon_socket(size_t rcvbuf)
 	return nl;
 }
 
-static uint64_t mon_realtime_ns(void)
+uint64_t __actrack_mon_realtime_ns(void)
 {
 	struct timespec ts;
 
@@ -810,7 +164,7 @@ static ssize_t mon_recv(struct actrack_monitor *m, struct mnl_socket *nl,
 				continue;
 			return -errno;
 		}
-		m->rx_ns = mon_realtime_ns();
+		m->rx_ns = __actrack_mon_realtime_ns();
 		if (ret || (msg.msg_flags & MSG_TRUNC) ||
 		    msg.msg_namelen != sizeof(sa) || sa.nl_family != AF_NETLINK ||
 		    sa.nl_pid != 0) {
@@ -852,7 +206,7 @@ static void mon_stash(struct actrack_monitor *m, const struct nlmsghdr *nlh)
 		s = malloc(sizeof(*s) + nlh->nlmsg_len);
 	if (!s) {
 		if (!m->overflow_ns)
-			m->overflow_ns = mon_realtime_ns();
+			m->overflow_ns = __actrack_mon_realtime_ns();
 		return;
 	}
 	s->next = NULL;
@@ -862,9 +216,6 @@ static void mon_stash(struct actrack_monitor *m, const struct nlmsghdr *nlh)
 	m->stash_tail = &s->next;
 	m->nr_stash++;
 }
-
-typedef int (*mon_reply_fn)(struct actrack_monitor *m,
-			    const struct nlmsghdr *nlh, void *arg);
 
 /*
  * Send the request in @req and read until its ack (doit) or NLMSG_DONE
@@ -894,7 +245,7 @@ static int mon_transact(struct actrack_monitor *m, struct mnl_socket *nl,
 		 * a reload): recovered by the next dispatch. */
 		if (n == -ENOBUFS && stash) {
 			if (!m->overflow_ns)
-				m->overflow_ns = mon_realtime_ns();
+				m->overflow_ns = __actrack_mon_realtime_ns();
 			continue;
 		}
 		if (n < 0)
@@ -1093,9 +444,9 @@ static void mon_ctrl_notice(struct actrack_monitor *m,
 	g = mnl_nlmsg_get_payload(nlh);
 	if (g->cmd != CTRL_CMD_NEWFAMILY && g->cmd != CTRL_CMD_DELFAMILY)
 		return;		/* groups, ops: not ours to care */
-	if (mon_walk(mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN),
-		     nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN,
-		     NULL, NULL))
+	if (__actrack_rp_walk(mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN),
+			      nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN,
+			      NULL, NULL))
 		goto bad;
 	mnl_attr_for_each(attr, nlh, GENL_HDRLEN) {
 		switch (mnl_attr_get_type(attr)) {
@@ -1161,7 +512,7 @@ static int mon_resubscribe(struct actrack_monitor *m)
 	if (ret)
 		return ret;
 	m->down = false;
-	m->gap.resubscribed_ns = mon_realtime_ns();
+	m->gap.resubscribed_ns = __actrack_mon_realtime_ns();
 	if (m->gap_fn)
 		m->gap_fn(&m->gap, m->gap_arg);
 	memset(&m->gap, 0, sizeof(m->gap));
@@ -1169,8 +520,8 @@ static int mon_resubscribe(struct actrack_monitor *m)
 }
 
 /* A socket for one request/answer, so that answers never mix with reports. */
-static int mon_query(struct actrack_monitor *m, uint8_t cmd, bool dump,
-		     mon_reply_fn fn, void *arg)
+int __actrack_mon_query(struct actrack_monitor *m, uint8_t cmd, bool dump,
+			mon_reply_fn fn, void *arg)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
 	struct mnl_socket *nl;
@@ -1266,45 +617,6 @@ int actrack_monitor_fd(struct actrack_monitor *m)
 	return mnl_socket_get_fd(m->nl);
 }
 
-static struct mon_seen *mon_seen_find(struct actrack_monitor *m, uint32_t uid)
-{
-	for (uint32_t i = 0; i < m->nr_seen; i++)
-		if (m->seen[i].uid == uid)
-			return &m->seen[i];
-	return NULL;
-}
-
-/* Delivered already (live or replayed after an overflow)?  A uid's
- * reports come in the order of their numbers. */
-static bool mon_seen_before(struct actrack_monitor *m,
-			    const struct actrack_death *d)
-{
-	const struct mon_seen *s = mon_seen_find(m, d->uid);
-
-	return s && d->seq && d->seq <= s->seq && d->exit_time_ns <= s->exit_ns;
-}
-
-static void mon_seen_note(struct actrack_monitor *m,
-			  const struct actrack_death *d)
-{
-	struct mon_seen *s = mon_seen_find(m, d->uid);
-
-	if (!d->seq)
-		return;		/* a module without numbers: nothing to do */
-	if (!s) {
-		s = realloc(m->seen, (m->nr_seen + 1) * sizeof(*s));
-		if (!s)
-			return;	/* at worst, a report replayed twice */
-		m->seen = s;
-		s = &m->seen[m->nr_seen++];
-		s->uid = d->uid;
-		s->exit_ns = 0;
-	}
-	s->seq = d->seq;
-	if (d->exit_time_ns > s->exit_ns)
-		s->exit_ns = d->exit_time_ns;
-}
-
 /*
  * Parse and deliver one report; @live: from the subscription (counted for
  * the overflow recovery, never delivered twice), else from the ring at the
@@ -1323,167 +635,17 @@ static int mon_deliver(struct actrack_monitor *m, const struct nlmsghdr *nlh,
 		m->malformed++;
 		return 0;
 	}
-	if (live && mon_seen_before(m, &d)) {
+	if (live && __actrack_mon_seen_before(m, &d)) {
 		/* Replayed from the ring after an overflow. */
 		__actrack_free_death(&d);
 		return 0;
 	}
 	if (live)
-		mon_seen_note(m, &d);
+		__actrack_mon_seen_note(m, &d);
 	if (fn)
 		fn(&d, arg);
 	__actrack_free_death(&d);
 	return 1;
-}
-
-/* One uid's part of a ring replay after an overflow. */
-struct mon_replay_uid {
-	uint32_t uid;
-	bool known;		/* base_seq: the last report delivered */
-	bool covered;		/* the ring reaches back to it (or before us) */
-	bool unnumbered;	/* reports without numbers: cannot tell */
-	uint64_t base_seq;
-	uint64_t first_new;	/* first replayed report's number, 0: none */
-	uint32_t recovered;
-};
-
-struct mon_replay {
-	actrack_exit_fn fn;
-	void *arg;
-	int count;
-	int err;
-	struct mon_replay_uid *u;
-	uint32_t nr_u;
-};
-
-static struct mon_replay_uid *mon_replay_uid(struct actrack_monitor *m,
-					     struct mon_replay *r, uint32_t uid)
-{
-	const struct mon_seen *s;
-	struct mon_replay_uid *u;
-
-	for (uint32_t i = 0; i < r->nr_u; i++)
-		if (r->u[i].uid == uid)
-			return &r->u[i];
-	u = realloc(r->u, (r->nr_u + 1) * sizeof(*u));
-	if (!u)
-		return NULL;
-	r->u = u;
-	u = &r->u[r->nr_u++];
-	memset(u, 0, sizeof(*u));
-	u->uid = uid;
-	s = mon_seen_find(m, uid);
-	if (s) {
-		u->known = true;
-		u->base_seq = s->seq;
-	}
-	return u;
-}
-
-/* A report of the ring (oldest first per uid): replay it if it was missed. */
-static int mon_replay_reply(struct actrack_monitor *m,
-			    const struct nlmsghdr *nlh, void *arg)
-{
-	struct mon_replay *r = arg;
-	struct mon_replay_uid *u;
-	struct actrack_death d;
-
-	if (nlh->nlmsg_type != m->family ||
-	    __actrack_parse_death(nlh, nlh->nlmsg_len, &d)) {
-		m->malformed++;
-		return 0;
-	}
-	u = mon_replay_uid(m, r, d.uid);
-	if (!u) {
-		r->err = -ENOMEM;
-	} else if (!d.seq) {
-		u->unnumbered = true;
-	} else if (mon_seen_before(m, &d) || d.exit_time_ns < m->sub_mono_ns) {
-		/* Delivered, or died before we subscribed: nothing missed
-		 * from here back. */
-		u->covered = true;
-	} else {
-		/* Numbered afresh (the ring was evicted): the base says
-		 * nothing about what came before. */
-		if (u->known && d.seq <= u->base_seq)
-			u->known = false;
-		if (!u->first_new)
-			u->first_new = d.seq;
-		u->recovered++;
-		r->count++;
-		mon_seen_note(m, &d);
-		if (r->fn)
-			r->fn(&d, r->arg);
-	}
-	__actrack_free_death(&d);
-	return 0;
-}
-
-static void mon_overflow_gap(struct actrack_monitor *m, uint32_t uid,
-			     uint64_t first, uint64_t last, uint32_t recovered)
-{
-	struct actrack_monitor_gap g = {
-		.reason = ACTRACK_GAP_OVERFLOW, .uid = uid,
-		.overflow_ns = m->overflow_ns, .first_lost = first,
-		.last_lost = last, .recovered = recovered,
-	};
-
-	if (m->gap_fn)
-		m->gap_fn(&g, m->gap_arg);
-}
-
-/*
- * After ENOBUFS, once what was queued is read: deliver what the ring still
- * has of the dropped reports, then tell the gap callback per uid.
- */
-static void mon_recover(struct actrack_monitor *m, actrack_exit_fn fn,
-			void *arg, int *count)
-{
-	struct mon_replay r = { .fn = fn, .arg = arg };
-	uint16_t family = m->family;
-	bool told = false;
-	int ret;
-
-	ret = mon_query(m, ACTRACK_CMD_GET_DEATHS, true, mon_replay_reply, &r);
-	*count += r.count;
-	if (!ret && m->family != family && !m->down) {
-		/* Reloaded, and both notices were among the dropped: our
-		 * subscription went with the old instance. */
-		memset(&m->gap, 0, sizeof(m->gap));
-		m->gap.loaded_ns = m->overflow_ns;
-		m->down = true;
-		m->resubscribe = true;
-	}
-	if (ret || r.err) {
-		mon_overflow_gap(m, ACTRACK_GAP_ANY_UID, 0, UINT64_MAX,
-				 (uint32_t)r.count);
-		goto out;
-	}
-	for (uint32_t i = 0; i < r.nr_u; i++) {
-		const struct mon_replay_uid *u = &r.u[i];
-		uint64_t first = 0, last = 0;
-
-		if (u->unnumbered) {
-			last = UINT64_MAX;
-		} else if (!u->covered && u->first_new) {
-			if (u->known && u->first_new > u->base_seq + 1) {
-				first = u->base_seq + 1;
-				last = u->first_new - 1;
-			} else if (!u->known && u->first_new > 1) {
-				last = u->first_new - 1;
-			}
-		}
-		if (!u->recovered && !last)
-			continue;
-		mon_overflow_gap(m, u->uid, first, last, u->recovered);
-		told = true;
-	}
-	/* Nothing the ring knows of was missed; the overflow is still said. */
-	if (!told)
-		mon_overflow_gap(m, ACTRACK_GAP_ANY_UID, 0, 0, 0);
-out:
-	free(r.u);
-	m->overflow_ns = 0;
 }
 
 /* One message of the subscribed socket: a report or a controller notice. */
@@ -1534,18 +696,22 @@ int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 					timeout_ms);
 		if (n == -ENOBUFS) {
 			/* Reports were dropped: read those queued before
-			 * them first, then the ring (top of the file). */
+			 * them first, then the ring (lib/monitor_replay.c). */
 			if (!m->overflow_ns)
-				m->overflow_ns = mon_realtime_ns();
+				m->overflow_ns = __actrack_mon_realtime_ns();
 			continue;
 		}
 		if (n == -EAGAIN && m->overflow_ns) {
-			mon_recover(m, fn, arg, &count);
+			__actrack_mon_recover(m, fn, arg, &count);
 			if (m->resubscribe) {
 				ret = mon_resubscribe(m);
 				if (ret)
 					return ret;
 			}
+			/* No gap callback: a loss is never silent, so the
+			 * overflow is told as it was before the recovery. */
+			if (!m->gap_fn)
+				return -ENOBUFS;
 			continue;
 		}
 		if (n == -EAGAIN)
@@ -1602,7 +768,7 @@ int actrack_monitor_recent(struct actrack_monitor *m, actrack_exit_fn fn,
 
 	if (!m)
 		return -EINVAL;
-	ret = mon_query(m, ACTRACK_CMD_GET_DEATHS, true, mon_recent_reply, &c);
+	ret = __actrack_mon_query(m, ACTRACK_CMD_GET_DEATHS, true, mon_recent_reply, &c);
 	return ret ? ret : c.count;
 }
 
@@ -1623,7 +789,8 @@ static void exit_wait_one(const struct actrack_death *d, void *arg)
 	struct exit_wait *w = arg;
 
 	/* (pid, start time): a reused pid's report is not this child's. */
-	if (w->done || d->pid != w->pid || d->start_ticks != w->start_ticks)
+	if (w->done || d->process.pid != w->pid ||
+	    d->process.start_ticks != w->start_ticks)
 		return;
 	w->done = true;
 	w->fn(d, w->arg);
@@ -1700,7 +867,7 @@ int actrack_monitor_stats(struct actrack_monitor *m, struct actrack_kstats *st)
 
 	if (!m || !st)
 		return -EINVAL;
-	ret = mon_query(m, ACTRACK_CMD_GET_STATS, false, mon_stats_reply, &r);
+	ret = __actrack_mon_query(m, ACTRACK_CMD_GET_STATS, false, mon_stats_reply, &r);
 	if (ret)
 		return ret;
 	if (!r.got)

@@ -111,16 +111,6 @@ static int key_qcmp(const void *x, const void *y)
 	return key_cmp(x, y);
 }
 
-static void free_thread(struct actrack_snap_thread *t)
-{
-	for (uint32_t i = 0; t->activities && i < t->nr_activities; i++)
-		__actrack_free_values(t->activities[i].values,
-				      t->activities[i].nr_values);
-	free(t->activities);
-	t->activities = NULL;
-	t->nr_activities = 0;
-}
-
 static void collect_free(struct collect *c)
 {
 	struct actrack_snap_thread *threads = c->threads.v;
@@ -128,7 +118,7 @@ static void collect_free(struct collect *c)
 	struct log_item *logs = c->logs.v;
 
 	for (uint32_t i = 0; i < c->threads.nr; i++)
-		free_thread(&threads[i]);
+		__actrack_free_thread(&threads[i]);
 	for (uint32_t i = 0; i < c->procs.nr; i++)
 		__actrack_free_values(procs[i].values, procs[i].nr_values);
 	for (uint32_t i = 0; i < c->logs.nr; i++)
@@ -150,24 +140,11 @@ static void collect_free(struct collect *c)
  * referring record's.  Only -ENOMEM is fatal; fields that do not parse
  * are no values and mark the arena corrupt.
  */
-static int collect_values(struct collect *c, const struct actrack_walk_rec *r,
-			  struct actrack_value **out, uint32_t *nr)
+static int collect_values(struct collect *c, int ret)
 {
-	const struct actrack_user_data *ud = r->user_data;
-	uint32_t used = r->len - (uint32_t)sizeof(*ud);
-	int ret;
-
-	if (ud->used < used)
-		used = ud->used;
-	ret = __actrack_parse_fields((const uint8_t *)(ud + 1), used, out, nr);
-	if (ret == -ENOMEM)
-		return ret;
-	if (ret < 0) {
+	if (ret == -EUCLEAN)
 		actrack_arena_set_corrupt(c->a);
-		*out = NULL;
-		*nr = 0;
-	}
-	return 0;
+	return ret == -ENOMEM ? ret : 0;
 }
 
 /* User data follows the record that refers to it (actrack_walk_records()). */
@@ -178,30 +155,19 @@ static int collect_user_data(struct collect *c,
 	struct proc_item *p;
 
 	if (c->global)
-		return collect_values(c, r, &c->global_values,
-				      &c->nr_global_values);
+		return collect_values(c, __actrack_copy_values(r,
+				&c->global_values, &c->nr_global_values));
 	if (r->act == ACTRACK_WALK_PROCESS_DATA) {
 		if (!c->procs.nr)
 			return 0;
 		p = &((struct proc_item *)c->procs.v)[c->procs.nr - 1];
-		__actrack_free_values(p->values, p->nr_values);
-		return collect_values(c, r, &p->values, &p->nr_values);
+		return collect_values(c, __actrack_copy_values(r, &p->values,
+							       &p->nr_values));
 	}
 	if (!c->threads.nr)
 		return 0;
 	t = &((struct actrack_snap_thread *)c->threads.v)[c->threads.nr - 1];
-	if (r->act >= t->nr_activities)
-		return 0;
-	/*
-	 * The values are read after the stack copy, so if the thread has
-	 * since popped this slot and pushed again, they belong to the newer
-	 * activity in the same slot; the walk's owner check still guarantees
-	 * they are this thread's.
-	 */
-	__actrack_free_values(t->activities[r->act].values,
-			      t->activities[r->act].nr_values);
-	return collect_values(c, r, &t->activities[r->act].values,
-			      &t->activities[r->act].nr_values);
+	return collect_values(c, __actrack_copy_act_values(t, r));
 }
 
 static int collect_process(struct collect *c, const struct actrack_walk_rec *r)
@@ -223,48 +189,26 @@ static int collect_process(struct collect *c, const struct actrack_walk_rec *r)
 
 static int collect_thread(struct collect *c, const struct actrack_walk_rec *r)
 {
-	const struct actrack_thread_copy *tc = r->thread;
 	struct actrack_snap_thread *t;
-	uint32_t nr = tc->nr_slots;
+	int ret;
 
-	/* The core bounds nr_slots already; re-check, it sizes a copy. */
-	if (nr > ACTRACK_THREAD_MAX_SLOTS || nr > tc->hdr.depth) {
-		c->corrupt = true;
-		return ACTRACK_WALK_SKIP;
-	}
 	t = vec_push(&c->threads, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	memset(t, 0, sizeof(*t));
-	t->pid = tc->hdr.owner.pid;
-	t->tid = tc->hdr.owner.tid;
-	t->pid_ns = tc->hdr.owner.pid_ns;
-	t->start_ticks = tc->hdr.owner.start_ticks;
-	memcpy(t->name, tc->hdr.name, sizeof(t->name) - 1);
-	t->start_time_ns = tc->hdr.start_time_ns;
-	t->depth = tc->hdr.depth;
-	t->version = tc->hdr.version;
-	if (r->torn) {
-		t->torn = true;
+	ret = __actrack_copy_thread(t, r);
+	if (ret) {
+		c->threads.nr--;
+		if (ret != -EUCLEAN)
+			return ret;
+		c->corrupt = true;
+		return ACTRACK_WALK_SKIP;
+	}
+	if (t->torn) {
 		c->nr_torn++;
 		return ACTRACK_WALK_SKIP;
 	}
-	t->fatal_signo = tc->hdr.fatal_signo;
-	t->fatal_code = tc->hdr.fatal_code;
-	t->fatal_addr = tc->hdr.fatal_addr;
-	t->fatal_pc = tc->hdr.fatal_pc;
-	if (nr) {
-		t->activities = calloc(nr, sizeof(*t->activities));
-		if (!t->activities) {
-			c->threads.nr--;
-			return -ENOMEM;
-		}
-		t->nr_activities = nr;
-	}
-	for (uint32_t i = 0; i < nr; i++)
-		t->activities[i].a = tc->slots[i];
 	/* The held-lock set (ABI 1.2), read next to the copy it goes with. */
-	__actrack_read_held(c->a, r->ref, &tc->hdr, t);
+	__actrack_read_held(c->a, r->ref, &r->thread->hdr, t);
 	return 0;
 }
 
@@ -281,6 +225,41 @@ static int log_sort_cmp(const void *x, const void *y)
 	if (p->age != q->age)
 		return p->age > q->age ? -1 : 1;
 	return 0;
+}
+
+/* The entries of @l that were complete and unchanged across our copy,
+ * into @tmp (room for @cap).  Return: how many. */
+static uint32_t log_copy_entries(struct collect *c, struct actrack_log *l,
+				 uint32_t cap, struct log_sort *tmp)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < cap; i++) {
+		struct actrack_log_entry *e = &l->entries[i];
+		struct log_sort *s = &tmp[n];
+		uint32_t s1, s2, len;
+
+		s1 = at_load_acquire(&e->seq);
+		if (!s1 || (s1 & 1))
+			continue;	/* never written, or being written */
+		s->e.tid = at_load(&e->tid);
+		s->e.time_ns = at_load(&e->time_ns);
+		len = at_load(&e->len);
+		for (uint32_t j = 0; j < sizeof(e->text); j++)
+			s->e.text[j] = at_load(&e->text[j]);
+		at_fence_acquire();
+		s2 = at_load(&e->seq);
+		if (s1 != s2)
+			continue;	/* rewritten while we copied */
+		if (len >= ACTRACK_LOG_TEXT_MAX) {
+			c->corrupt = true;
+			continue;
+		}
+		s->e.text[len] = 0;
+		s->e.seq = s1 / 2 - 1;	/* message number n (mod 2^31) */
+		n++;
+	}
+	return n;
 }
 
 /*
@@ -321,31 +300,7 @@ static int collect_log(struct collect *c, const struct actrack_walk_rec *r)
 		if (!tmp)
 			return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < cap; i++) {
-		struct actrack_log_entry *e = &l->entries[i];
-		struct log_sort *s = &tmp[n];
-		uint32_t s1, s2, len;
-
-		s1 = at_load_acquire(&e->seq);
-		if (!s1 || (s1 & 1))
-			continue;	/* never written, or being written */
-		s->e.tid = at_load(&e->tid);
-		s->e.time_ns = at_load(&e->time_ns);
-		len = at_load(&e->len);
-		for (uint32_t j = 0; j < sizeof(e->text); j++)
-			s->e.text[j] = at_load(&e->text[j]);
-		at_fence_acquire();
-		s2 = at_load(&e->seq);
-		if (s1 != s2)
-			continue;	/* rewritten while we copied */
-		if (len >= ACTRACK_LOG_TEXT_MAX) {
-			c->corrupt = true;
-			continue;
-		}
-		s->e.text[len] = 0;
-		s->e.seq = s1 / 2 - 1;	/* message number n (mod 2^31) */
-		n++;
-	}
+	n = log_copy_entries(c, l, cap, tmp);
 	/*
 	 * Order by distance from the head, read after the entries: every
 	 * message we saw complete took its number before it was written, so
@@ -463,37 +418,6 @@ static int collect_all(struct collect *c, uint32_t global_data)
 		return ret;
 	c->global = true;
 	return actrack_walk_user_data(w, global_data, &global_owner, 0, 0);
-}
-
-uint32_t __actrack_join_cmdline(char *dst, const char *src, uint32_t n)
-{
-	if (n > ACTRACK_CMDLINE_MAX)
-		n = ACTRACK_CMDLINE_MAX;
-	while (n && !src[n - 1])
-		n--;
-	for (uint32_t i = 0; i < n; i++)
-		dst[i] = src[i] ? src[i] : ' ';
-	dst[n] = 0;
-	return n;
-}
-
-void __actrack_snap_module(struct actrack_snap_module *out,
-			   const struct actrack_module *m)
-{
-	uint8_t n = m->build_id_size;
-
-	/* Callers reject a bad size as corrupt; this only keeps the copy in
-	 * bounds whatever they do. */
-	if (n > ACTRACK_BUILD_ID_MAX)
-		n = ACTRACK_BUILD_ID_MAX;
-	memset(out, 0, sizeof(*out));
-	out->base = m->base;
-	out->size = m->size;
-	out->vaddr = m->vaddr;
-	out->build_id_size = n;
-	memcpy(out->build_id, m->build_id, n);
-	/* The record's path need not be terminated: the last byte stays 0. */
-	memcpy(out->path, m->path, sizeof(out->path) - 1);
 }
 
 static int thread_cmp(const void *x, const void *y)
@@ -703,16 +627,8 @@ ACTRACK_API void actrack_snapshot_free(struct actrack_snapshot *snap)
 {
 	if (!snap)
 		return;
-	for (uint32_t i = 0; snap->processes && i < snap->nr_processes; i++) {
-		struct actrack_snap_process *p = &snap->processes[i];
-
-		__actrack_free_values(p->values, p->nr_values);
-		for (uint32_t j = 0; p->threads && j < p->nr_threads; j++)
-			free_thread(&p->threads[j]);
-		free(p->threads);
-		free(p->logs);
-		free(p->modules);
-	}
+	for (uint32_t i = 0; snap->processes && i < snap->nr_processes; i++)
+		__actrack_free_process(&snap->processes[i]);
 	free(snap->processes);
 	__actrack_free_values(snap->global_values, snap->nr_global_values);
 	free(snap);

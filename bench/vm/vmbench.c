@@ -172,7 +172,7 @@ static void lat_cb(const struct actrack_death *d, void *arg)
 {
 	struct lat_wait *w = arg;
 
-	if (d->pid == (uint32_t)w->pid) {
+	if (d->process.pid == (uint32_t)w->pid) {
 		w->exit_ns = d->exit_time_ns;
 		w->got = 1;
 	}
@@ -367,7 +367,7 @@ static void mon_report_cb(const struct actrack_death *d, void *arg)
 
 	if (n < MON_MAX) {
 		r->reports[n] = (struct mon_event){
-			.pid = (pid_t)d->pid, .exit_ns = d->exit_time_ns,
+			.pid = (pid_t)d->process.pid, .exit_ns = d->exit_time_ns,
 			.at_ns = bench_now_ns(),
 		};
 		__atomic_store_n(&r->nr_reports, n + 1, __ATOMIC_RELEASE);

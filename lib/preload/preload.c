@@ -2,7 +2,7 @@
 /*
  * libactrack-preload.so: activity tracking for a program nobody changed.
  * `actrack run -- PROGRAM` puts it in LD_PRELOAD; it interposes the calls
- * where programs block and records each as an activity of libactrack.so.1
+ * where programs block and records each as an activity of libactrack.so.2
  * (its dependency, found next to it through $ORIGIN), and it keeps every
  * thread's held-lock set (struct actrack_held) up to date.
  *

@@ -361,20 +361,55 @@ TEST(death_report_has_only_the_owners_records)
 	ASSERT_EQ(0, world_make(&w));
 	tarena_protect(&w.t, false);
 	ASSERT_EQ(0, __actrack_build_death(&w.t.a, 700, 100, 9, &d));
-	EXPECT_EQ(ACTRACK_PHASE_LAUNCHED, d.phase);
-	ASSERT_EQ(2U, d.nr_threads);
-	EXPECT_EQ(701U, d.threads[0].tid);
-	EXPECT_EQ(3U, d.threads[0].nr_activities);
-	EXPECT_EQ(1U, d.threads[0].nr_values[0]);
-	EXPECT_EQ(0U, d.threads[0].nr_values[1]);
-	EXPECT_EQ(0U, d.threads[0].nr_values[2]);
-	EXPECT_EQ(702U, d.threads[1].tid);
-	EXPECT_EQ(0U, d.threads[1].nr_values[0]);
-	EXPECT_EQ(1U, d.nr_modules);
-	ASSERT_EQ(1U, d.nr_values);
-	EXPECT_EQ(10U, d.values[0].u);
+	EXPECT_EQ(ACTRACK_PHASE_LAUNCHED, d.process.phase);
+	ASSERT_EQ(2U, d.process.nr_threads);
+	EXPECT_EQ(701U, d.process.threads[0].tid);
+	EXPECT_EQ(3U, d.process.threads[0].nr_activities);
+	EXPECT_EQ(1U, d.process.threads[0].activities[0].nr_values);
+	EXPECT_EQ(0U, d.process.threads[0].activities[1].nr_values);
+	EXPECT_EQ(0U, d.process.threads[0].activities[2].nr_values);
+	EXPECT_EQ(702U, d.process.threads[1].tid);
+	EXPECT_EQ(0U, d.process.threads[1].activities[0].nr_values);
+	EXPECT_EQ(1U, d.process.nr_modules);
+	ASSERT_EQ(1U, d.process.nr_values);
+	EXPECT_EQ(10U, d.process.values[0].u);
 	EXPECT_EQ(0U, d.flags);
 	__actrack_free_death(&d);
+}
+
+/*
+ * The one thread copy that the snapshot and both death reports use: a
+ * copy whose stored stack is deeper than its depth (the core never makes
+ * one; a hostile arena could) is refused as corrupt, whoever reads it.
+ * Before libactrack 2 the snapshot refused it and the death report took
+ * it.
+ */
+TEST(thread_copy_refuses_stack_deeper_than_depth)
+{
+	static struct actrack_thread_copy tc;
+	struct actrack_walk_rec r = { .type = ACTRACK_TYPE_THREAD };
+	struct actrack_snap_thread t;
+
+	tc.hdr.owner.pid = 700;
+	tc.hdr.owner.tid = 701;
+	tc.hdr.depth = 1;
+	tc.nr_slots = 2;
+	tc.slots[0].type = ACTRACK_ACT_TASK_RUN;
+	tc.slots[1].type = ACTRACK_ACT_LOCK_ACQUIRE;
+	r.thread = &tc;
+	EXPECT_EQ(-EUCLEAN, __actrack_copy_thread(&t, &r));
+	tc.nr_slots = ACTRACK_THREAD_MAX_SLOTS + 1;
+	tc.hdr.depth = ACTRACK_THREAD_MAX_SLOTS + 1;
+	EXPECT_EQ(-EUCLEAN, __actrack_copy_thread(&t, &r));
+	/* As deep as its depth: copied. */
+	tc.nr_slots = 2;
+	tc.hdr.depth = 2;
+	ASSERT_EQ(0, __actrack_copy_thread(&t, &r));
+	EXPECT_EQ(701U, t.tid);
+	ASSERT_EQ(2U, t.nr_activities);
+	EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, t.activities[1].a.type);
+	__actrack_free_thread(&t);
+	EXPECT_EQ(NULL, t.activities);
 }
 
 TEST_HARNESS_MAIN

@@ -93,9 +93,9 @@ TEST(install_into_libdir_then_uninstall_everything)
 
 	ASSERT_EQ(0, make(src, build, dest, "install"));
 	snprintf(path, sizeof(path), "%s/usr/lib/x86_64-linux-gnu/"
-		 "libactrack.so.1", dest);
+		 "libactrack.so.2", dest);
 	EXPECT_EQ(0, access(path, F_OK));
-	snprintf(path, sizeof(path), "%s/usr/lib/libactrack.so.1", dest);
+	snprintf(path, sizeof(path), "%s/usr/lib/libactrack.so.2", dest);
 	EXPECT_EQ(-1, access(path, F_OK));
 	snprintf(path, sizeof(path), "%s/usr/lib/x86_64-linux-gnu/pkgconfig/"
 		 "libactrack.pc", dest);

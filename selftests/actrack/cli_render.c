@@ -36,7 +36,8 @@ struct cli_globals cli;
 struct fixture_data {
 	struct actrack_value annotation, request;
 	struct actrack_snap_module module;
-	struct actrack_death_thread threads[3];
+	struct actrack_snap_thread threads[3];
+	struct actrack_snap_activity acts[3];
 	struct actrack_death d;
 };
 
@@ -58,7 +59,7 @@ static void death_build(struct fixture_data *f)
 	static uint8_t ledger[] = "ledger", get[] = "GET /";
 	static const uint8_t id[4] = { 0x12, 0x34, 0xab, 0xcd };
 	struct actrack_death *d = &f->d;
-	struct actrack_death_thread *t;
+	struct actrack_snap_thread *t;
 
 	memset(f, 0, sizeof(*f));
 	strcpy(f->annotation.name, "role");
@@ -75,35 +76,39 @@ static void death_build(struct fixture_data *f)
 	memcpy(f->module.build_id, id, sizeof(id));
 	strcpy(f->module.path, "/nonexistent/server");
 
-	d->pid = 4242;
+	d->process.pid = 4242;
 	d->uid = 1000;
-	d->start_ticks = 51234;
+	d->process.start_ticks = 51234;
 	d->seq = 7;
 	d->wait_status = SIGKILL;
 	d->signal = SIGKILL;
 	d->exit_time_ns = EXIT_NS;
-	d->phase = ACTRACK_PHASE_MAIN_LOOP_STARTED;
-	strcpy(d->cmdline, "server --port 80");
-	d->cmdline_size = strlen(d->cmdline) + 1;
-	d->nr_values = 1;
-	d->values = &f->annotation;
-	d->nr_modules = 1;
-	d->modules = &f->module;
-	d->nr_threads = 3;
-	d->threads = f->threads;
+	d->process.phase = ACTRACK_PHASE_MAIN_LOOP_STARTED;
+	strcpy(d->process.cmdline, "server --port 80");
+	d->process.nr_values = 1;
+	d->process.values = &f->annotation;
+	d->process.nr_modules = 1;
+	d->process.modules = &f->module;
+	d->process.nr_threads = 3;
+	d->process.threads = f->threads;
+	d->process.has_record = true;
+	d->nr_tracked_threads = 3;
 
 	/* 3 deep, 2 stored: a task with user data, a lock it waits for. */
+	for (int i = 0; i < 3; i++)
+		f->threads[i].pid = 4242;
 	t = &f->threads[0];
 	t->tid = 4242;
 	strcpy(t->name, "main");
 	t->depth = 3;
 	t->nr_activities = 2;
-	t->activities[0] = act(ACTRACK_ACT_TASK_RUN, 17, 50000,
+	t->activities = f->acts;
+	t->activities[0].a = act(ACTRACK_ACT_TASK_RUN, 17, 50000,
 			       0x555555555100ULL);
-	t->activities[1] = act(ACTRACK_ACT_LOCK_ACQUIRE, 0x5000, 1200,
+	t->activities[1].a = act(ACTRACK_ACT_LOCK_ACQUIRE, 0x5000, 1200,
 			       0x555555555200ULL);
-	t->nr_values[0] = 1;
-	t->values[0] = &f->request;
+	t->activities[0].nr_values = 1;
+	t->activities[0].values = &f->request;
 	/* Changed on every copy attempt: no activities. */
 	t = &f->threads[1];
 	t->tid = 4243;
@@ -116,8 +121,10 @@ static void death_build(struct fixture_data *f)
 	strcpy(t->name, "worker\x01");
 	t->depth = 1;
 	t->nr_activities = 1;
-	t->activities[0] = act(ACTRACK_ACT_IO_WAIT, 3, 500, 0x555555555600ULL);
-	t->activities[0].info = 4096;
+	t->activities = f->acts + 2;
+	t->activities[0].a = act(ACTRACK_ACT_IO_WAIT, 3, 500,
+				 0x555555555600ULL);
+	t->activities[0].a.info = 4096;
 	t->fatal_signo = SIGSEGV;
 	t->fatal_code = 1;
 	t->fatal_addr = 0x10;
@@ -244,7 +251,7 @@ TEST_F(shape, death_and_snapshot_render_alike)
 	p.nr_threads = 3;
 	p.threads = t;
 	for (int i = 0; i < 3; i++) {
-		const struct actrack_death_thread *dt = &self->f.threads[i];
+		const struct actrack_snap_thread *dt = &self->f.threads[i];
 
 		t[i].pid = 4242;
 		t[i].tid = dt->tid;
@@ -256,11 +263,11 @@ TEST_F(shape, death_and_snapshot_render_alike)
 		t[i].fatal_addr = dt->fatal_addr;
 		t[i].fatal_pc = dt->fatal_pc;
 	}
-	acts[0].a = self->f.threads[0].activities[0];
+	acts[0].a = self->f.threads[0].activities[0].a;
 	acts[0].nr_values = 1;
 	acts[0].values = &self->f.request;
-	acts[1].a = self->f.threads[0].activities[1];
-	acts[2].a = self->f.threads[2].activities[0];
+	acts[1].a = self->f.threads[0].activities[1].a;
+	acts[2].a = self->f.threads[2].activities[0].a;
 	t[0].activities = acts;
 	t[0].nr_activities = 2;
 	t[2].activities = acts + 2;

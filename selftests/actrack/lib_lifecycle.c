@@ -117,7 +117,8 @@ static pid_t spawn_worker(int exit_code, bool wait_for_kill)
 struct seen_death {
 	int calls;
 	struct actrack_death d;
-	struct actrack_death_thread t0;
+	struct actrack_snap_thread t0;	/* activities in acts[] */
+	struct actrack_snap_activity acts[ACTRACK_THREAD_MAX_SLOTS];
 };
 
 static void on_exit_cb(const struct actrack_death *d, void *arg)
@@ -126,9 +127,19 @@ static void on_exit_cb(const struct actrack_death *d, void *arg)
 
 	s->calls++;
 	s->d = *d;
-	s->d.threads = NULL;
-	if (d->nr_threads)
-		s->t0 = d->threads[0];
+	s->d.process.threads = NULL;
+	if (!d->process.nr_threads)
+		return;
+	/* The report is freed after the call: keep its first thread's
+	 * activities (without their values). */
+	s->t0 = d->process.threads[0];
+	s->t0.activities = s->acts;
+	for (uint32_t i = 0; i < s->t0.nr_activities &&
+	     i < ACTRACK_THREAD_MAX_SLOTS; i++) {
+		s->acts[i].a = d->process.threads[0].activities[i].a;
+		s->acts[i].nr_values = 0;
+		s->acts[i].values = NULL;
+	}
 }
 
 TEST(record_exit_reports_and_frees)
@@ -152,17 +163,17 @@ TEST(record_exit_reports_and_frees)
 	EXPECT_EQ(3 + modules, actrack_record_process_exit(pid, status));
 	EXPECT_EQ(0, count_owned(pid, ticks, ACTRACK_TYPE_ANY));
 	ASSERT_EQ(1, seen.calls);
-	EXPECT_EQ((uint32_t)pid, seen.d.pid);
-	EXPECT_EQ(ticks, seen.d.start_ticks);
+	EXPECT_EQ((uint32_t)pid, seen.d.process.pid);
+	EXPECT_EQ(ticks, seen.d.process.start_ticks);
 	EXPECT_EQ(3, seen.d.exit_code);
 	EXPECT_EQ(0, seen.d.signal);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, seen.d.phase);
-	ASSERT_EQ(1u, seen.d.nr_threads);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, seen.d.process.phase);
+	ASSERT_EQ(1u, seen.d.process.nr_threads);
 	EXPECT_EQ(2u, seen.t0.depth);
 	ASSERT_EQ(2u, seen.t0.nr_activities);
-	EXPECT_EQ(ACTRACK_ACT_TASK_RUN, seen.t0.activities[0].type);
-	EXPECT_EQ(11u, seen.t0.activities[0].object);
-	EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, seen.t0.activities[1].type);
+	EXPECT_EQ(ACTRACK_ACT_TASK_RUN, seen.t0.activities[0].a.type);
+	EXPECT_EQ(11u, seen.t0.activities[0].a.object);
+	EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, seen.t0.activities[1].a.type);
 	/* Reported once: a second exit for the same pid is unknown. */
 	EXPECT_EQ(-ENOENT, actrack_record_process_exit(pid, status));
 }
@@ -330,7 +341,7 @@ TEST(report_from_a_cyclic_list_names_each_thread_once)
 	tail->next = h->queue.next;
 	EXPECT_LT(0, actrack_record_process_exit(pid, status));
 	ASSERT_EQ(1, seen.calls);
-	EXPECT_EQ(1u, seen.d.nr_threads);
+	EXPECT_EQ(1u, seen.d.process.nr_threads);
 	EXPECT_NE(0u, seen.d.flags & ACTRACK_DEATH_ARENA_CORRUPT);
 }
 

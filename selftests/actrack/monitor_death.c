@@ -138,12 +138,12 @@ static void own_cmdline(char *buf, size_t len)
 			buf[i] = ' ';
 }
 
-static const struct actrack_death_thread *
+static const struct actrack_snap_thread *
 find_thread(const struct actrack_death *d, const char *name)
 {
-	for (uint32_t i = 0; i < d->nr_threads; i++)
-		if (!strcmp(d->threads[i].name, name))
-			return &d->threads[i];
+	for (uint32_t i = 0; i < d->process.nr_threads; i++)
+		if (!strcmp(d->process.threads[i].name, name))
+			return &d->process.threads[i];
 	return NULL;
 }
 
@@ -187,7 +187,8 @@ FIXTURE_TEARDOWN(victim)
 
 TEST_F(victim, killed_process)
 {
-	const struct actrack_death_thread *t;
+	const struct actrack_snap_thread *t;
+	const struct actrack_value *v;
 	struct actrack_death d;
 	char cmdline[ACTRACK_CMDLINE_MAX + 1];
 	uint64_t before = mono_ns();
@@ -196,23 +197,22 @@ TEST_F(victim, killed_process)
 	ASSERT_EQ(0, __actrack_build_death(&self->map.arena, self->pid,
 					   self->start_ticks, self->status,
 					   &d));
-	EXPECT_EQ(self->pid, d.pid);
-	EXPECT_EQ(self->start_ticks, d.start_ticks);
+	EXPECT_EQ(self->pid, d.process.pid);
+	EXPECT_EQ(self->start_ticks, d.process.start_ticks);
 	EXPECT_EQ(getuid(), d.uid);
 	EXPECT_EQ(self->status, d.wait_status);
 	EXPECT_EQ(SIGKILL, d.signal);
 	EXPECT_EQ(0, d.exit_code);
 	EXPECT_FALSE(d.core_dumped);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.phase);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.process.phase);
 	EXPECT_EQ(0, d.flags);
 	EXPECT_GE(d.exit_time_ns, before);
 	EXPECT_LE(d.exit_time_ns, mono_ns());
 	own_cmdline(cmdline, sizeof(cmdline));
-	EXPECT_STREQ(cmdline, d.cmdline);
-	EXPECT_EQ(strlen(d.cmdline), d.cmdline_size);
+	EXPECT_STREQ(cmdline, d.process.cmdline);
 
 	/* Main thread + 3 workers, each with its stack, outermost first. */
-	ASSERT_EQ(NR_WORKERS + 1, d.nr_threads);
+	ASSERT_EQ(NR_WORKERS + 1, d.process.nr_threads);
 	for (i = 0; i < NR_WORKERS; i++) {
 		char name[32];
 
@@ -224,55 +224,57 @@ TEST_F(victim, killed_process)
 		EXPECT_NE(self->pid, t->tid);
 		ASSERT_EQ(i == 2 ? 3 : 2, t->depth);
 		ASSERT_EQ(t->depth, t->nr_activities);
-		EXPECT_EQ(ACTRACK_ACT_TASK_RUN, t->activities[0].type);
-		EXPECT_EQ(100 + i, t->activities[0].object);
-		EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, t->activities[1].type);
-		EXPECT_EQ((uintptr_t)&locks[i], t->activities[1].object);
-		EXPECT_NE(0, t->activities[0].origin);
-		EXPECT_NE(0, t->activities[0].time_ns);
+		EXPECT_EQ(ACTRACK_ACT_TASK_RUN, t->activities[0].a.type);
+		EXPECT_EQ(100 + i, t->activities[0].a.object);
+		EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, t->activities[1].a.type);
+		EXPECT_EQ((uintptr_t)&locks[i], t->activities[1].a.object);
+		EXPECT_NE(0, t->activities[0].a.origin);
+		EXPECT_NE(0, t->activities[0].a.time_ns);
 		if (i == 2) {
-			EXPECT_EQ(ACTRACK_ACT_IO_WAIT, t->activities[2].type);
-			EXPECT_EQ(7, t->activities[2].object);
-			EXPECT_EQ(4096, t->activities[2].info);
+			EXPECT_EQ(ACTRACK_ACT_IO_WAIT, t->activities[2].a.type);
+			EXPECT_EQ(7, t->activities[2].a.object);
+			EXPECT_EQ(4096, t->activities[2].a.info);
 		}
 		/* User data: exactly worker 1's innermost activity's. */
-		EXPECT_EQ(0, t->nr_values[0]);
+		EXPECT_EQ(0, t->activities[0].nr_values);
 		if (i != 1) {
-			EXPECT_EQ(0, t->nr_values[1]);
+			EXPECT_EQ(0, t->activities[1].nr_values);
 			continue;
 		}
-		ASSERT_EQ(2, t->nr_values[1]);
-		EXPECT_STREQ("op", t->values[1][0].name);
-		EXPECT_EQ(ACTRACK_VALUE_STRING, t->values[1][0].type);
-		EXPECT_STREQ("commit", (char *)t->values[1][0].bytes);
-		EXPECT_STREQ("n", t->values[1][1].name);
-		EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, t->values[1][1].type);
-		EXPECT_EQ(7, t->values[1][1].u);
+		ASSERT_EQ(2, t->activities[1].nr_values);
+		v = t->activities[1].values;
+		EXPECT_STREQ("op", v[0].name);
+		EXPECT_EQ(ACTRACK_VALUE_STRING, v[0].type);
+		EXPECT_STREQ("commit", (char *)v[0].bytes);
+		EXPECT_STREQ("n", v[1].name);
+		EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, v[1].type);
+		EXPECT_EQ(7, v[1].u);
 	}
 	/* The process's annotations. */
-	ASSERT_EQ(1, d.nr_values);
-	EXPECT_STREQ("role", d.values[0].name);
-	EXPECT_EQ(ACTRACK_VALUE_STRING, d.values[0].type);
-	EXPECT_STREQ("ledger", (char *)d.values[0].bytes);
-	for (i = 0; i < (int)d.nr_threads; i++)
-		if (d.threads[i].tid == self->pid)
+	ASSERT_EQ(1, d.process.nr_values);
+	EXPECT_STREQ("role", d.process.values[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_STRING, d.process.values[0].type);
+	EXPECT_STREQ("ledger", (char *)d.process.values[0].bytes);
+	for (i = 0; i < (int)d.process.nr_threads; i++)
+		if (d.process.threads[i].tid == self->pid)
 			break;
-	ASSERT_LT(i, (int)d.nr_threads) TH_LOG("no main thread");
-	t = &d.threads[i];
+	ASSERT_LT(i, (int)d.process.nr_threads) TH_LOG("no main thread");
+	t = &d.process.threads[i];
 	ASSERT_EQ(1, t->nr_activities);
-	EXPECT_EQ(ACTRACK_ACT_PROCESS_WAIT, t->activities[0].type);
-	EXPECT_EQ(1234, t->activities[0].object);
+	EXPECT_EQ(ACTRACK_ACT_PROCESS_WAIT, t->activities[0].a.type);
+	EXPECT_EQ(1234, t->activities[0].a.object);
 	/* Its ELF objects came along, for symbolizing the origins. */
-	EXPECT_GT(d.nr_modules, 0);
-	for (i = 0; i < (int)d.nr_modules; i++) {
-		EXPECT_NE(0, d.modules[i].size);
-		EXPECT_LT(strlen(d.modules[i].path), sizeof(d.modules[i].path));
+	EXPECT_GT(d.process.nr_modules, 0);
+	for (i = 0; i < (int)d.process.nr_modules; i++) {
+		EXPECT_NE(0, d.process.modules[i].size);
+		EXPECT_LT(strlen(d.process.modules[i].path),
+			  sizeof(d.process.modules[i].path));
 	}
 	__actrack_free_death(&d);
-	EXPECT_EQ(NULL, d.threads);
-	EXPECT_EQ(0, d.nr_threads);
-	EXPECT_EQ(NULL, d.modules);
-	EXPECT_EQ(NULL, d.values);
+	EXPECT_EQ(NULL, d.process.threads);
+	EXPECT_EQ(0, d.process.nr_threads);
+	EXPECT_EQ(NULL, d.process.modules);
+	EXPECT_EQ(NULL, d.process.values);
 }
 
 /* A reused pid: same pid, other start time -> none of these records. */
@@ -282,10 +284,10 @@ TEST_F(victim, other_start_ticks)
 
 	ASSERT_EQ(0, __actrack_build_death(&self->map.arena, self->pid,
 					   self->start_ticks + 1, 9, &d));
-	EXPECT_EQ(0, d.nr_threads);
-	EXPECT_EQ(NULL, d.threads);
-	EXPECT_EQ(ACTRACK_PHASE_UNKNOWN, d.phase);
-	EXPECT_STREQ("", d.cmdline);
+	EXPECT_EQ(0, d.process.nr_threads);
+	EXPECT_EQ(NULL, d.process.threads);
+	EXPECT_EQ(ACTRACK_PHASE_UNKNOWN, d.process.phase);
+	EXPECT_STREQ("", d.process.cmdline);
 	EXPECT_EQ(SIGKILL, d.signal);
 	__actrack_free_death(&d);
 }
@@ -318,9 +320,9 @@ TEST_F(victim, corrupt_thread_block)
 	ASSERT_EQ(0, __actrack_build_death(&self->map.arena, self->pid,
 					   self->start_ticks, self->status,
 					   &d));
-	EXPECT_LT(d.nr_threads, NR_WORKERS + 1);
+	EXPECT_LT(d.process.nr_threads, NR_WORKERS + 1);
 	EXPECT_TRUE(d.flags & ACTRACK_DEATH_ARENA_CORRUPT);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.phase);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.process.phase);
 	__actrack_free_death(&d);
 	__actrack_unmap(&rw);
 }
@@ -367,21 +369,20 @@ TEST_F(victim, random_corruption)
 		/* A flipped type id can turn another record of the victim
 		 * (a module record, say) into a "thread": bounded by the
 		 * blocks there are, not by the threads there were. */
-		ASSERT_LE(d.nr_threads, used / ACTRACK_BLOCK_ALIGN);
-		for (k = 0; k < d.nr_threads; k++)
-			ASSERT_LE(d.threads[k].nr_activities,
+		ASSERT_LE(d.process.nr_threads, used / ACTRACK_BLOCK_ALIGN);
+		for (k = 0; k < d.process.nr_threads; k++)
+			ASSERT_LE(d.process.threads[k].nr_activities,
 				  ACTRACK_THREAD_MAX_SLOTS);
-		ASSERT_LE(d.cmdline_size, ACTRACK_CMDLINE_MAX);
-		ASSERT_EQ(d.cmdline_size, strlen(d.cmdline));
-		for (k = 0; k < d.nr_modules; k++) {
-			ASSERT_LE(d.modules[k].build_id_size,
+		ASSERT_LE(strlen(d.process.cmdline), ACTRACK_CMDLINE_MAX);
+		for (k = 0; k < d.process.nr_modules; k++) {
+			ASSERT_LE(d.process.modules[k].build_id_size,
 				  ACTRACK_BUILD_ID_MAX);
-			ASSERT_LT(strnlen(d.modules[k].path,
-					  sizeof(d.modules[k].path)),
-				  sizeof(d.modules[k].path));
+			ASSERT_LT(strnlen(d.process.modules[k].path,
+					  sizeof(d.process.modules[k].path)),
+				  sizeof(d.process.modules[k].path));
 		}
 		corrupt += !!(d.flags & ACTRACK_DEATH_ARENA_CORRUPT);
-		threads += d.nr_threads;
+		threads += d.process.nr_threads;
 		__actrack_free_death(&d);
 	}
 	TH_LOG("2000 corrupted copies: %u flagged corrupt, %u threads found",
@@ -430,7 +431,7 @@ TEST(exit_code_and_phase)
 	EXPECT_EQ(0, d.signal);
 	EXPECT_FALSE(d.core_dumped);
 	EXPECT_EQ(3 << 8, d.wait_status);
-	EXPECT_EQ(ACTRACK_PHASE_SHUTDOWN_STARTED, d.phase);
+	EXPECT_EQ(ACTRACK_PHASE_SHUTDOWN_STARTED, d.process.phase);
 	__actrack_free_death(&d);
 	__actrack_unmap(&map);
 	unlink(path);
@@ -451,7 +452,7 @@ TEST(bad_arguments)
 	/* Zeroes are not an arena: nothing found, nothing crashes. */
 	memset(buf, 0, sizeof(buf));
 	ASSERT_EQ(0, __actrack_build_death(&a, 5, 1, 0, &d));
-	EXPECT_EQ(0, d.nr_threads);
+	EXPECT_EQ(0, d.process.nr_threads);
 	__actrack_free_death(&d);
 	__actrack_free_death(NULL);
 }
@@ -470,10 +471,10 @@ static void on_exit_cb(const struct actrack_death *d, void *arg)
 
 	g->calls++;
 	g->d = *d;
-	g->d.threads = NULL;
-	for (uint32_t i = 0; i < d->nr_threads; i++)
-		if (!strncmp(d->threads[i].name, "worker-", 7) &&
-		    d->threads[i].nr_activities >= 2)
+	g->d.process.threads = NULL;
+	for (uint32_t i = 0; i < d->process.nr_threads; i++)
+		if (!strncmp(d->process.threads[i].name, "worker-", 7) &&
+		    d->process.threads[i].nr_activities >= 2)
 			g->workers_with_stack++;
 }
 
@@ -506,16 +507,16 @@ TEST(record_process_exit_callback)
 	EXPECT_GE(freed, NR_WORKERS + 2);
 	ASSERT_EQ(1, g.calls);
 	EXPECT_EQ(SIGTERM, g.d.signal);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, g.d.phase);
-	EXPECT_EQ(NR_WORKERS + 1, g.d.nr_threads);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, g.d.process.phase);
+	EXPECT_EQ(NR_WORKERS + 1, g.d.process.nr_threads);
 	EXPECT_EQ(NR_WORKERS, g.workers_with_stack);
 	EXPECT_EQ(-ENOENT, actrack_record_process_exit(pid, status));
 
 	/* Nothing of it is left to report. */
 	ASSERT_EQ(0, __actrack_build_death(__actrack_arena(), pid, ticks,
 					   status, &d));
-	EXPECT_EQ(0, d.nr_threads);
-	EXPECT_EQ(ACTRACK_PHASE_UNKNOWN, d.phase);
+	EXPECT_EQ(0, d.process.nr_threads);
+	EXPECT_EQ(ACTRACK_PHASE_UNKNOWN, d.process.phase);
 	__actrack_free_death(&d);
 	unlink(path);
 }

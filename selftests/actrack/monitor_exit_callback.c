@@ -23,15 +23,15 @@ static struct {
 static void on_exit_report(const struct actrack_death *d, void *arg)
 {
 	got.calls++;
-	got.pid = d->pid;
-	got.start_ticks = d->start_ticks;
+	got.pid = d->process.pid;
+	got.start_ticks = d->process.start_ticks;
 	got.signal = d->signal;
-	for (uint32_t i = 0; i < d->nr_threads; i++) {
-		const struct actrack_death_thread *t = &d->threads[i];
+	for (uint32_t i = 0; i < d->process.nr_threads; i++) {
+		const struct actrack_snap_thread *t = &d->process.threads[i];
 
 		for (uint32_t k = 0; k < t->nr_activities; k++) {
-			if (t->activities[k].type == ACTRACK_ACT_TASK_RUN &&
-			    t->activities[k].object == CHILD_TASK) {
+			if (t->activities[k].a.type == ACTRACK_ACT_TASK_RUN &&
+			    t->activities[k].a.object == CHILD_TASK) {
 				got.found_task = true;
 				memcpy(got.name, t->name, sizeof(got.name));
 			}

@@ -80,7 +80,7 @@ static void ring_find(const struct actrack_death *d, void *arg)
 {
 	struct ring_find *r = arg;
 
-	if (d->pid == (uint32_t)r->pid)
+	if (d->process.pid == (uint32_t)r->pid)
 		r->found = true;
 }
 
@@ -115,23 +115,27 @@ FIXTURE_TEARDOWN(overflow)
  * @n children die while the monitor does not read; then it dispatches
  * until their reports stop coming.  Checks what every overflow must
  * satisfy and returns the gap in @gap, the baseline report number in
- * @base and the number the kernel sent (not dropped) in @sent.
+ * @base and the number the kernel sent (not dropped) in @sent.  Without
+ * @gap_fn the monitor has no gap callback: the overflow must then be told
+ * by one actrack_monitor_dispatch() returning -ENOBUFS (@gap stays 0).
  */
-static void flood(struct __test_metadata *_metadata,
-		  FIXTURE_DATA(overflow) *self, int n,
-		  struct actrack_monitor_gap *gap, uint64_t *base,
-		  uint64_t *sent)
+static void flood_with(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(overflow) *self, int n, bool gap_fn,
+		       struct actrack_monitor_gap *gap, uint64_t *base,
+		       uint64_t *sent)
 {
 	struct actrack_kstats st0, st1;
 	struct actrack_death *d;
 	struct ring_find rf = { 0 };
 	pid_t *pids, first;
-	int one = 1, i, seen;
+	int one = 1, i, seen, nobufs = 0;
 	uint64_t end, want;
 
+	memset(gap, 0, sizeof(*gap));
 	ASSERT_EQ(0, actrack_monitor_open(0, &self->m));
-	ASSERT_EQ(0, actrack_monitor_set_gap_fn(self->m, keep_gap,
-						&self->gs));
+	if (gap_fn)
+		ASSERT_EQ(0, actrack_monitor_set_gap_fn(self->m, keep_gap,
+							&self->gs));
 	/* The kernel's minimum (about 2 KiB): one report fits. */
 	ASSERT_EQ(0, setsockopt(actrack_monitor_fd(self->m), SOL_SOCKET,
 				SO_RCVBUF, &one, sizeof(one)));
@@ -190,10 +194,21 @@ static void flood(struct __test_metadata *_metadata,
 		int ret = actrack_monitor_dispatch(self->m, 200, vm_keep_death,
 						   self->ds);
 
+		if (!gap_fn && ret == -ENOBUFS) {
+			/* Told once, after the recovered reports. */
+			nobufs++;
+			continue;
+		}
 		ASSERT_LE(0, ret) TH_LOG("dispatch: %s", strerror(-ret));
-		if (ret == 0 && self->gs.nr)
+		if (ret == 0 && (self->gs.nr || nobufs))
 			break;
 		ASSERT_LT(vm_mono_ns(), end) TH_LOG("no gap reported");
+	}
+	if (!gap_fn) {
+		/* Nothing else says it: the overflow is not silent. */
+		ASSERT_EQ(1, nobufs);
+		ASSERT_EQ(0, self->gs.nr);
+		goto reports;
 	}
 	ASSERT_EQ(1, self->gs.nr);
 	*gap = self->gs.g[0];
@@ -212,15 +227,17 @@ static void flood(struct __test_metadata *_metadata,
 	/* Called after the reports it recovered. */
 	EXPECT_EQ(self->ds->nr, self->gs.nr_deaths[0]);
 
+reports:
 	/* Each child at most once, numbered in order, with its exit code. */
 	seen = 0;
 	for (unsigned int k = 1; k < self->ds->nr; k++) {
 		d = &self->ds->d[k];
 		EXPECT_LT(self->ds->d[k - 1].seq, d->seq)
 			TH_LOG("report %u out of order", k);
-		for (i = 0; i < n && pids[i] != (pid_t)d->pid; i++)
+		for (i = 0; i < n && pids[i] != (pid_t)d->process.pid; i++)
 			;
-		EXPECT_LT(i, n) TH_LOG("report of unknown pid %u", d->pid);
+		EXPECT_LT(i, n) TH_LOG("report of unknown pid %u",
+				       d->process.pid);
 		if (i < n) {
 			EXPECT_EQ(i % 100, d->exit_code);
 			pids[i] = 0;	/* a second one would be unknown */
@@ -229,6 +246,14 @@ static void flood(struct __test_metadata *_metadata,
 	}
 	EXPECT_EQ(self->ds->nr - 1, seen);
 	free(pids);
+}
+
+static void flood(struct __test_metadata *_metadata,
+		  FIXTURE_DATA(overflow) *self, int n,
+		  struct actrack_monitor_gap *gap, uint64_t *base,
+		  uint64_t *sent)
+{
+	flood_with(_metadata, self, n, true, gap, base, sent);
 }
 
 /* Everything dropped is still in the ring: all recovered, none lost. */
@@ -286,6 +311,28 @@ TEST_F_TIMEOUT(overflow, lost_range_then_live_again, 180)
 	EXPECT_EQ(5, d->exit_code);
 	EXPECT_EQ(1, self->gs.nr);
 	EXPECT_EQ(2 + sent + kept, self->ds->nr);
+}
+
+/*
+ * A caller that set no gap callback (as every caller before ABI 1.3):
+ * the overflow is recovered all the same, and told by -ENOBUFS from
+ * actrack_monitor_dispatch(), as it was before the recovery existed.
+ * Before this was fixed, such a caller was never told at all.
+ */
+TEST_F_TIMEOUT(overflow, no_gap_fn_gets_enobufs, 180)
+{
+	struct actrack_monitor_gap gap;
+	uint64_t base, sent;
+	long kept = module_param("deaths_kept");
+	int n;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_LT(8, kept);
+	n = kept + 16;
+	flood_with(_metadata, self, n, false, &gap, &base, &sent);
+	/* Recovered as with a callback: the ring's last kept reports. */
+	ASSERT_EQ(1 + sent + kept, self->ds->nr);
+	EXPECT_EQ(base + n, self->ds->d[self->ds->nr - 1].seq);
 }
 
 TEST_HARNESS_MAIN

@@ -100,35 +100,35 @@ TEST(valid_report)
 	uint32_t i, j;
 
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_EQ(4242, d.pid);
-	EXPECT_EQ(123456, d.start_ticks);
+	EXPECT_EQ(4242, d.process.pid);
+	EXPECT_EQ(123456, d.process.start_ticks);
 	EXPECT_EQ(1000, d.uid);
 	EXPECT_EQ(SIGKILL, d.signal);
 	EXPECT_EQ(0, d.exit_code);
 	EXPECT_EQ(SIGKILL, d.wait_status);
 	EXPECT_FALSE(d.core_dumped);
 	EXPECT_EQ(5000000000ULL, d.exit_time_ns);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.phase);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.process.phase);
 	EXPECT_EQ(7, d.seq);
-	EXPECT_STREQ("/usr/bin/server --port 80", d.cmdline);
-	EXPECT_EQ(strlen(d.cmdline), d.cmdline_size);
-	ASSERT_EQ(2, d.nr_threads);
+	EXPECT_STREQ("/usr/bin/server --port 80", d.process.cmdline);
+	ASSERT_EQ(2, d.process.nr_threads);
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(4242 + i, d.threads[i].tid);
-		EXPECT_STREQ("worker", d.threads[i].name);
-		EXPECT_EQ(3, d.threads[i].depth);
-		EXPECT_FALSE(d.threads[i].torn);
-		ASSERT_EQ(3, d.threads[i].nr_activities);
+		EXPECT_EQ(4242 + i, d.process.threads[i].tid);
+		EXPECT_STREQ("worker", d.process.threads[i].name);
+		EXPECT_EQ(3, d.process.threads[i].depth);
+		EXPECT_FALSE(d.process.threads[i].torn);
+		ASSERT_EQ(3, d.process.threads[i].nr_activities);
 		for (j = 0; j < 3; j++) {
 			struct actrack_activity a = act(ACTRACK_ACT_TASK_RUN,
 							j + 1);
 
-			EXPECT_EQ(0, memcmp(&a, &d.threads[i].activities[j],
+			EXPECT_EQ(0, memcmp(&a,
+					    &d.process.threads[i].activities[j].a,
 					    sizeof(a)));
 		}
 	}
 	__actrack_free_death(&d);
-	EXPECT_EQ(NULL, d.threads);
+	EXPECT_EQ(NULL, d.process.threads);
 
 	/* A GET_DEATHS dump entry parses the same way. */
 	((struct genlmsghdr *)mnl_nlmsg_get_payload(nlh))->cmd =
@@ -150,9 +150,9 @@ TEST(exit_code_and_core)
 	ASSERT_EQ(0, parse(nlh, &d));
 	EXPECT_EQ(3, d.exit_code);
 	EXPECT_EQ(0, d.signal);
-	EXPECT_EQ(0, d.nr_threads);
-	EXPECT_EQ(NULL, d.threads);
-	EXPECT_STREQ("", d.cmdline);
+	EXPECT_EQ(0, d.process.nr_threads);
+	EXPECT_EQ(NULL, d.process.threads);
+	EXPECT_STREQ("", d.process.cmdline);
 	__actrack_free_death(&d);
 	free(buf);
 
@@ -209,7 +209,8 @@ static int parse_mutated(mutate_fn fn, bool with_valid)
 	ret = parse(nlh, &d);
 	if (ret == 0)
 		__actrack_free_death(&d);
-	else if (d.threads != NULL || d.nr_threads != 0 || d.pid != 0)
+	else if (d.process.threads != NULL || d.process.nr_threads != 0 ||
+		 d.process.pid != 0)
 		ret = -1000;	/* a refused report must come back empty */
 	free(buf);
 	return ret;
@@ -552,12 +553,12 @@ TEST(lenient_where_harmless)
 	mnl_attr_put(nlh, ACTRACK_T_TORN, 0, NULL);
 	mnl_attr_nest_end(nlh, n);
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_EQ(ACTRACK_CMDLINE_MAX, d.cmdline_size);
-	EXPECT_EQ(ACTRACK_CMDLINE_MAX, strlen(d.cmdline));
-	ASSERT_EQ(1, d.nr_threads);
-	EXPECT_EQ(31, strlen(d.threads[0].name));
-	EXPECT_TRUE(d.threads[0].torn);
-	EXPECT_EQ(0, d.threads[0].nr_activities);
+	EXPECT_EQ(ACTRACK_CMDLINE_MAX, strlen(d.process.cmdline));
+	EXPECT_EQ(ACTRACK_CMDLINE_MAX, strlen(d.process.cmdline));
+	ASSERT_EQ(1, d.process.nr_threads);
+	EXPECT_EQ(31, strlen(d.process.threads[0].name));
+	EXPECT_TRUE(d.process.threads[0].torn);
+	EXPECT_EQ(0, d.process.threads[0].nr_activities);
 	__actrack_free_death(&d);
 	free(buf);
 
@@ -569,7 +570,7 @@ TEST(lenient_where_harmless)
 	mnl_attr_put(nlh, ACTRACK_A_CMDLINE, 3, "a\0b");
 	nlh->nlmsg_len -= 1;
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_STREQ("a b", d.cmdline);
+	EXPECT_STREQ("a b", d.process.cmdline);
 	free(buf);
 
 	/* An empty thread nest is a thread with nothing known. */
@@ -579,7 +580,7 @@ TEST(lenient_where_harmless)
 	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
 	mnl_attr_put(nlh, ACTRACK_A_THREAD, 0, NULL);
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_EQ(1, d.nr_threads);
+	EXPECT_EQ(1, d.process.nr_threads);
 	__actrack_free_death(&d);
 	free(buf);
 }
@@ -612,18 +613,19 @@ TEST(modules)
 	memset(m.path, 'p', sizeof(m.path));	/* no NUL */
 	mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
 	ASSERT_EQ(0, parse(nlh, &d));
-	ASSERT_EQ(2, d.nr_modules);
-	EXPECT_EQ(1, d.nr_threads);
-	EXPECT_EQ(0x7f0000000000, d.modules[0].base);
-	EXPECT_EQ(0x5000, d.modules[0].size);
-	EXPECT_EQ(0x1000, d.modules[0].vaddr);
-	EXPECT_EQ(20, d.modules[0].build_id_size);
-	EXPECT_EQ(0xab, d.modules[0].build_id[19]);
-	EXPECT_STREQ("/usr/lib/libc.so.6", d.modules[0].path);
-	EXPECT_EQ(sizeof(d.modules[1].path) - 1, strlen(d.modules[1].path));
+	ASSERT_EQ(2, d.process.nr_modules);
+	EXPECT_EQ(1, d.process.nr_threads);
+	EXPECT_EQ(0x7f0000000000, d.process.modules[0].base);
+	EXPECT_EQ(0x5000, d.process.modules[0].size);
+	EXPECT_EQ(0x1000, d.process.modules[0].vaddr);
+	EXPECT_EQ(20, d.process.modules[0].build_id_size);
+	EXPECT_EQ(0xab, d.process.modules[0].build_id[19]);
+	EXPECT_STREQ("/usr/lib/libc.so.6", d.process.modules[0].path);
+	EXPECT_EQ(sizeof(d.process.modules[1].path) - 1,
+		  strlen(d.process.modules[1].path));
 	__actrack_free_death(&d);
-	EXPECT_EQ(NULL, d.modules);
-	EXPECT_EQ(0, d.nr_modules);
+	EXPECT_EQ(NULL, d.process.modules);
+	EXPECT_EQ(0, d.process.nr_modules);
 	free(buf);
 
 	/* A module record of the wrong size. */
@@ -640,18 +642,18 @@ TEST(modules)
 	m.build_id_size = ACTRACK_BUILD_ID_MAX + 1;
 	mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
 	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
-	EXPECT_EQ(NULL, d.modules);
+	EXPECT_EQ(NULL, d.process.modules);
 	free(buf);
 
 	/* Bounded: the excess is dropped and the report says so. */
 	buf = new_msg(ACTRACK_CMD_DEATH);
 	nlh = valid_msg(buf, 0);
 	m = module_rec(1, "x");
-	for (int i = 0; i < ACTRACK_DEATH_MAX_MODULES + 3; i++)
+	for (int i = 0; i < ACTRACK_LIB_MAX_MODULES + 3; i++)
 		mnl_attr_put(nlh, ACTRACK_A_MODULE, sizeof(m), &m);
 	ASSERT_LT(nlh->nlmsg_len, BUF_SIZE);
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_EQ(ACTRACK_DEATH_MAX_MODULES, d.nr_modules);
+	EXPECT_EQ(ACTRACK_LIB_MAX_MODULES, d.process.nr_modules);
 	EXPECT_TRUE(d.flags & ACTRACK_DEATH_TRUNCATED);
 	__actrack_free_death(&d);
 	free(buf);
@@ -693,6 +695,7 @@ TEST(user_data)
 	uint8_t recs[2048], garbage[64], big[1500];
 	uint64_t n = 7;
 	uint32_t len, len1, rawlen, biglen = 0;
+	const struct actrack_snap_activity *acts;
 	struct actrack_death d;
 	struct nlattr *nest;
 
@@ -733,29 +736,29 @@ TEST(user_data)
 	mnl_attr_nest_end(nlh, nest);
 
 	ASSERT_EQ(0, parse(nlh, &d));
-	ASSERT_EQ(1, d.nr_values);
-	EXPECT_STREQ("role", d.values[0].name);
-	EXPECT_EQ(ACTRACK_VALUE_STRING, d.values[0].type);
-	EXPECT_STREQ("ledger", (char *)d.values[0].bytes);
-	ASSERT_EQ(1, d.nr_threads);
-	ASSERT_EQ(3, d.threads[0].nr_activities);
-	ASSERT_EQ(1, d.threads[0].nr_values[0]);
-	EXPECT_STREQ("blob", d.threads[0].values[0][0].name);
-	EXPECT_EQ(ACTRACK_VALUE_RAW, d.threads[0].values[0][0].type);
-	EXPECT_EQ(2, d.threads[0].values[0][0].size);
-	EXPECT_EQ(0, d.threads[0].nr_values[1]);
-	EXPECT_EQ(NULL, d.threads[0].values[1]);
-	ASSERT_EQ(2, d.threads[0].nr_values[2]);
-	EXPECT_STREQ("op", d.threads[0].values[2][0].name);
-	EXPECT_STREQ("commit", (char *)d.threads[0].values[2][0].bytes);
-	EXPECT_STREQ("n", d.threads[0].values[2][1].name);
-	EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, d.threads[0].values[2][1].type);
-	EXPECT_EQ(7, d.threads[0].values[2][1].u);
-	for (uint32_t k = 3; k < ACTRACK_THREAD_MAX_SLOTS; k++)
-		EXPECT_EQ(NULL, d.threads[0].values[k]);
+	ASSERT_EQ(1, d.process.nr_values);
+	EXPECT_STREQ("role", d.process.values[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_STRING, d.process.values[0].type);
+	EXPECT_STREQ("ledger", (char *)d.process.values[0].bytes);
+	ASSERT_EQ(1, d.process.nr_threads);
+	ASSERT_EQ(3, d.process.threads[0].nr_activities);
+	acts = d.process.threads[0].activities;
+	ASSERT_EQ(1, acts[0].nr_values);
+	EXPECT_STREQ("blob", acts[0].values[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_RAW, acts[0].values[0].type);
+	EXPECT_EQ(2, acts[0].values[0].size);
+	EXPECT_EQ(0, acts[1].nr_values);
+	EXPECT_EQ(NULL, acts[1].values);
+	ASSERT_EQ(2, acts[2].nr_values);
+	EXPECT_STREQ("op", acts[2].values[0].name);
+	EXPECT_STREQ("commit", (char *)acts[2].values[0].bytes);
+	EXPECT_STREQ("n", acts[2].values[1].name);
+	EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, acts[2].values[1].type);
+	EXPECT_EQ(7, acts[2].values[1].u);
+	/* The blob for index 5 went nowhere: there is no activity 5. */
 	__actrack_free_death(&d);
-	EXPECT_EQ(NULL, d.values);
-	EXPECT_EQ(0, d.nr_values);
+	EXPECT_EQ(NULL, d.process.values);
+	EXPECT_EQ(0, d.process.nr_values);
 	free(buf);
 
 	/* Process data: oversized, garbage, cut short: skipped, the report
@@ -782,9 +785,9 @@ TEST(user_data)
 				     recs);
 		}
 		ASSERT_EQ(0, parse(nlh, &d));
-		EXPECT_EQ(0, d.nr_values);
-		EXPECT_EQ(NULL, d.values);
-		EXPECT_EQ(1, d.nr_threads);
+		EXPECT_EQ(0, d.process.nr_values);
+		EXPECT_EQ(NULL, d.process.values);
+		EXPECT_EQ(1, d.process.nr_threads);
 		__actrack_free_death(&d);
 		free(buf);
 	}
@@ -797,7 +800,7 @@ TEST(user_data)
 	mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA, len, recs);
 	mnl_attr_put(nlh, ACTRACK_A_PROCESS_DATA, len, recs);
 	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
-	EXPECT_EQ(NULL, d.values);
+	EXPECT_EQ(NULL, d.process.values);
 	free(buf);
 
 	/* A thread with values and then a bad attribute: refused whole,
@@ -815,7 +818,7 @@ TEST(user_data)
 	mnl_attr_put_u16(nlh, ACTRACK_T_DEPTH, 1);	/* wrong size */
 	mnl_attr_nest_end(nlh, nest);
 	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
-	EXPECT_EQ(0, d.nr_threads);
+	EXPECT_EQ(0, d.process.nr_threads);
 	free(buf);
 }
 
@@ -828,7 +831,7 @@ TEST(thread_count_bounded)
 
 	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 5);
 	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, 0);
-	for (i = 0; i < ACTRACK_DEATH_MAX_THREADS + 50; i++) {
+	for (i = 0; i < ACTRACK_LIB_MAX_THREADS + 50; i++) {
 		struct nlattr *n = mnl_attr_nest_start(nlh, ACTRACK_A_THREAD);
 
 		mnl_attr_put_u32(nlh, ACTRACK_T_TID, i + 1);
@@ -836,9 +839,10 @@ TEST(thread_count_bounded)
 	}
 	ASSERT_LT(nlh->nlmsg_len, BUF_SIZE);
 	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_EQ(ACTRACK_DEATH_MAX_THREADS, d.nr_threads);
+	EXPECT_EQ(ACTRACK_LIB_MAX_THREADS, d.process.nr_threads);
 	EXPECT_TRUE(d.flags & ACTRACK_DEATH_TRUNCATED);
-	EXPECT_EQ(ACTRACK_DEATH_MAX_THREADS, d.threads[d.nr_threads - 1].tid);
+	EXPECT_EQ(ACTRACK_LIB_MAX_THREADS,
+		  d.process.threads[d.process.nr_threads - 1].tid);
 	__actrack_free_death(&d);
 	free(buf);
 }
@@ -889,11 +893,12 @@ TEST(random_mutations)
 			ok++;
 			/* A flipped type can make more nests, never more
 			 * than the attributes there are. */
-			ASSERT_LE(d.nr_threads, 32);
-			for (k = 0; k < d.nr_threads; k++)
-				ASSERT_LE(d.threads[k].nr_activities,
+			ASSERT_LE(d.process.nr_threads, 32);
+			for (k = 0; k < d.process.nr_threads; k++)
+				ASSERT_LE(d.process.threads[k].nr_activities,
 					  ACTRACK_THREAD_MAX_SLOTS);
-			ASSERT_LE(d.cmdline_size, ACTRACK_CMDLINE_MAX);
+			ASSERT_LE(strlen(d.process.cmdline),
+			  ACTRACK_CMDLINE_MAX);
 			__actrack_free_death(&d);
 		} else {
 			bad++;

@@ -28,7 +28,7 @@ TEST(recent_equals_live)
 	a = vm_wait_death(m, &live, (uint32_t)v.pid, 20000);
 	ASSERT_NE(NULL, a);
 	ASSERT_EQ(0u, a->flags & ACTRACK_DEATH_TRUNCATED);
-	ASSERT_LE((uint32_t)NR_THREADS, a->nr_threads);
+	ASSERT_LE((uint32_t)NR_THREADS, a->process.nr_threads);
 
 	ASSERT_LE(1, actrack_monitor_recent(m, vm_keep_death, &recent));
 	b = vm_find_death(&recent, (uint32_t)v.pid);
@@ -36,12 +36,12 @@ TEST(recent_equals_live)
 	EXPECT_EQ(a->seq, b->seq);
 	EXPECT_EQ(a->flags, b->flags);
 	EXPECT_EQ(a->wait_status, b->wait_status);
-	EXPECT_STREQ(a->cmdline, b->cmdline);
-	EXPECT_EQ(a->nr_modules, b->nr_modules);
-	ASSERT_EQ(a->nr_threads, b->nr_threads);
-	for (uint32_t i = 0; i < a->nr_threads; i++) {
-		const struct actrack_death_thread *x = &a->threads[i];
-		const struct actrack_death_thread *y = &b->threads[i];
+	EXPECT_STREQ(a->process.cmdline, b->process.cmdline);
+	EXPECT_EQ(a->process.nr_modules, b->process.nr_modules);
+	ASSERT_EQ(a->process.nr_threads, b->process.nr_threads);
+	for (uint32_t i = 0; i < a->process.nr_threads; i++) {
+		const struct actrack_snap_thread *x = &a->process.threads[i];
+		const struct actrack_snap_thread *y = &b->process.threads[i];
 
 		EXPECT_EQ(x->tid, y->tid);
 		EXPECT_STREQ(x->name, y->name);

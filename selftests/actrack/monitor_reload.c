@@ -128,7 +128,7 @@ TEST_F_TIMEOUT(reload, report_after_reload, 120)
 	ASSERT_NE(NULL, d) TH_LOG("no report of pid %d after the reload",
 				  pid);
 	EXPECT_EQ(SIGKILL, d->signal);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->phase);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->process.phase);
 	/* Queries go to the new instance. */
 	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st));
 	EXPECT_LE(1, st.reports_sent);

@@ -473,7 +473,7 @@ static void bt_run(struct __test_metadata *_metadata,
 	out = slurp_fd(mon_out);
 	close(mon_out);
 	ASSERT_NE(NULL, out);
-	bt_check_output(_metadata, out, d->pid, mode == BT_SEGV);
+	bt_check_output(_metadata, out, d->process.pid, mode == BT_SEGV);
 	free(out);
 
 	/* The kernel's ring has the same stacks for `monitor --recent`. */
@@ -484,7 +484,7 @@ static void bt_run(struct __test_metadata *_metadata,
 
 		ASSERT_EQ(0, run_cli(&r, NULL, argv));
 		EXPECT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
-		bt_check_output(_metadata, r.out, d->pid, false);
+		bt_check_output(_metadata, r.out, d->process.pid, false);
 		run_free(&r);
 	}
 }
@@ -621,13 +621,13 @@ TEST_F_TIMEOUT(bt, wild_sp_and_small_stack, 120)
 
 	ASSERT_EQ(0, run_cli(&r, NULL, argv));
 	EXPECT_EQ(0, r.status);
-	block = bt_thread_block(r.out, d->pid, bt_sh->tid[0]);
+	block = bt_thread_block(r.out, d->process.pid, bt_sh->tid[0]);
 	ASSERT_NE(NULL, block) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(block, "backtrace: none (the stack pointer "
 				      "0x1000 was not readable)"))
 		TH_LOG("%s", block);
 	free(block);
-	block = bt_thread_block(r.out, d->pid, bt_sh->tid[1]);
+	block = bt_thread_block(r.out, d->process.pid, bt_sh->tid[1]);
 	ASSERT_NE(NULL, block);
 	EXPECT_NE(NULL, strstr(block, "read_level3")) TH_LOG("%s", block);
 	EXPECT_NE(NULL, strstr(block, "bt_small_main")) TH_LOG("%s", block);
@@ -670,7 +670,7 @@ TEST_F_TIMEOUT(bt, not_dumpable_keeps_its_stack, 120)
 	EXPECT_EQ(0, d->nr_stacks);
 	EXPECT_EQ(ACTRACK_DEATH_STACKS_PRIVATE, d->flags);
 	/* The activities are still there: the process wrote them for us. */
-	EXPECT_EQ(2, d->nr_threads);
+	EXPECT_EQ(2, d->process.nr_threads);
 }
 
 #define BT_MANY		1000

@@ -182,14 +182,14 @@ TEST_F_TIMEOUT(corrupt, rounds_while_exiting, 280)
 			flagged += !!(d->flags & ACTRACK_DEATH_ARENA_CORRUPT);
 			signalled += WIFSIGNALED(vstatus[i]) &&
 				     WTERMSIG(vstatus[i]) != SIGKILL;
-			for (uint32_t t = 0; t < d->nr_threads; t++)
-				torn += d->threads[t].torn;
+			for (uint32_t t = 0; t < d->process.nr_threads; t++)
+				torn += d->process.threads[t].torn;
 			/* The kernel's own facts never come from the arena. */
 			EXPECT_EQ(vstatus[i], d->wait_status);
 			EXPECT_EQ(uid, d->uid);
-			EXPECT_EQ(v[i].start_ticks, d->start_ticks);
-			for (uint32_t t = 0; t < d->nr_threads; t++)
-				EXPECT_LE(d->threads[t].nr_activities,
+			EXPECT_EQ(v[i].start_ticks, d->process.start_ticks);
+			for (uint32_t t = 0; t < d->process.nr_threads; t++)
+				EXPECT_LE(d->process.threads[t].nr_activities,
 					  ACTRACK_THREAD_MAX_SLOTS);
 		}
 	}

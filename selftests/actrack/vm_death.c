@@ -41,14 +41,14 @@ static void check_workers(struct __test_metadata *_metadata,
 	int i;
 
 	for (i = 0; i < nr; i++) {
-		const struct actrack_death_thread *t;
+		const struct actrack_snap_thread *t;
 		char name[32];
 
 		snprintf(name, sizeof(name), "worker-%d", i);
 		t = vm_death_thread(d, name);
 		ASSERT_NE(NULL, t) TH_LOG("no thread %s in the report", name);
 		EXPECT_FALSE(t->torn);
-		EXPECT_NE(d->pid, t->tid);
+		EXPECT_NE(d->process.pid, t->tid);
 		if (busy) {
 			/* Killed between a push and its pop, or not. */
 			EXPECT_TRUE(t->depth == 2 || t->depth == 3)
@@ -57,27 +57,27 @@ static void check_workers(struct __test_metadata *_metadata,
 			EXPECT_EQ(2, t->depth);
 		}
 		ASSERT_EQ(t->depth, t->nr_activities);
-		EXPECT_EQ(ACTRACK_ACT_TASK_RUN, t->activities[0].type);
-		EXPECT_EQ(1000 + i, t->activities[0].object);
-		EXPECT_NE(0, t->activities[0].origin);
-		EXPECT_NE(0, t->activities[0].time_ns);
-		EXPECT_LE(t->activities[0].time_ns, d->exit_time_ns);
-		EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, t->activities[1].type);
-		EXPECT_EQ((uintptr_t)&vm_locks[i], t->activities[1].object);
+		EXPECT_EQ(ACTRACK_ACT_TASK_RUN, t->activities[0].a.type);
+		EXPECT_EQ(1000 + i, t->activities[0].a.object);
+		EXPECT_NE(0, t->activities[0].a.origin);
+		EXPECT_NE(0, t->activities[0].a.time_ns);
+		EXPECT_LE(t->activities[0].a.time_ns, d->exit_time_ns);
+		EXPECT_EQ(ACTRACK_ACT_LOCK_ACQUIRE, t->activities[1].a.type);
+		EXPECT_EQ((uintptr_t)&vm_locks[i], t->activities[1].a.object);
 		if (t->nr_activities == 3) {
 			EXPECT_EQ(ACTRACK_ACT_GENERIC_ACTION(1),
-				  t->activities[2].type);
-			EXPECT_EQ(i, t->activities[2].info);
+				  t->activities[2].a.type);
+			EXPECT_EQ(i, t->activities[2].a.info);
 		}
 	}
 }
 
-static const struct actrack_death_thread *
+static const struct actrack_snap_thread *
 main_thread(const struct actrack_death *d)
 {
-	for (uint32_t i = 0; i < d->nr_threads; i++)
-		if (d->threads[i].tid == d->pid)
-			return &d->threads[i];
+	for (uint32_t i = 0; i < d->process.nr_threads; i++)
+		if (d->process.threads[i].tid == d->process.pid)
+			return &d->process.threads[i];
 	return NULL;
 }
 
@@ -87,7 +87,7 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 		.threads = 8, .phase = ACTRACK_PHASE_MAIN_LOOP_STARTED,
 		.uid = -1, .busy = true,
 	};
-	const struct actrack_death_thread *mt;
+	const struct actrack_snap_thread *mt;
 	struct actrack_kstats st0, st1;
 	uint64_t t0, t_report = 0, t_freed = 0, end;
 	struct actrack_death *d = NULL;
@@ -138,28 +138,28 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 	ASSERT_NE(0, t_freed) TH_LOG("records not freed within 10 s");
 	EXPECT_GE(before, 10);
 
-	EXPECT_EQ(v.pid, d->pid);
-	EXPECT_EQ(v.start_ticks, d->start_ticks);
+	EXPECT_EQ(v.pid, d->process.pid);
+	EXPECT_EQ(v.start_ticks, d->process.start_ticks);
 	EXPECT_EQ(geteuid(), d->uid);
 	EXPECT_EQ(SIGKILL, d->signal);
 	EXPECT_EQ(0, d->exit_code);
 	EXPECT_FALSE(d->core_dumped);
 	EXPECT_EQ(status, d->wait_status);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->phase);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->process.phase);
 	EXPECT_EQ(0, d->flags);
 	EXPECT_NE(0, d->seq);
 	EXPECT_GE(d->exit_time_ns, t0);
 	EXPECT_LE(d->exit_time_ns, t_report);
-	EXPECT_STREQ(self->cmdline, d->cmdline);
-	ASSERT_EQ(9, d->nr_threads);
+	EXPECT_STREQ(self->cmdline, d->process.cmdline);
+	ASSERT_EQ(9, d->process.nr_threads);
 	check_workers(_metadata, d, 8, true);
 	/* The module records came along, the test binary among them. */
-	EXPECT_GT(d->nr_modules, 0);
+	EXPECT_GT(d->process.nr_modules, 0);
 	mt = main_thread(d);
 	ASSERT_NE(NULL, mt);
 	ASSERT_EQ(1, mt->nr_activities);
-	EXPECT_EQ(ACTRACK_ACT_PROCESS_WAIT, mt->activities[0].type);
-	EXPECT_EQ(getpid(), mt->activities[0].object);
+	EXPECT_EQ(ACTRACK_ACT_PROCESS_WAIT, mt->activities[0].a.type);
+	EXPECT_EQ(getpid(), mt->activities[0].a.object);
 
 	/* The kernel's ring has it too, with the same number. */
 	{
@@ -173,7 +173,7 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 		ASSERT_NE(NULL, r) TH_LOG("pid %d not in the recent ring", v.pid);
 		EXPECT_EQ(d->seq, r->seq);
 		EXPECT_EQ(d->wait_status, r->wait_status);
-		EXPECT_EQ(d->nr_threads, r->nr_threads);
+		EXPECT_EQ(d->process.nr_threads, r->process.nr_threads);
 		vm_deaths_free(ring);
 		free(ring);
 	}
@@ -227,12 +227,12 @@ TEST_F_TIMEOUT(death, exit_codes_and_phases, 120)
 		EXPECT_EQ(0, d->signal);
 		EXPECT_FALSE(d->core_dumped);
 		EXPECT_EQ(status, d->wait_status);
-		EXPECT_EQ(cases[i].phase, d->phase);
-		EXPECT_EQ(v.start_ticks, d->start_ticks);
-		EXPECT_STREQ(self->cmdline, d->cmdline);
+		EXPECT_EQ(cases[i].phase, d->process.phase);
+		EXPECT_EQ(v.start_ticks, d->process.start_ticks);
+		EXPECT_STREQ(self->cmdline, d->process.cmdline);
 		/* exit() in main: the workers were still in their
 		 * activities when the group went. */
-		EXPECT_EQ(3, d->nr_threads);
+		EXPECT_EQ(3, d->process.nr_threads);
 		check_workers(_metadata, d, 2, false);
 	}
 }
@@ -259,7 +259,7 @@ TEST_F_TIMEOUT(death, abort_with_core, 120)
 	EXPECT_EQ(status, d->wait_status);
 	EXPECT_EQ(SIGABRT, d->signal);
 	EXPECT_EQ(!!WCOREDUMP(status), d->core_dumped);
-	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->phase);
+	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->process.phase);
 	check_workers(_metadata, d, 1, false);
 	unlink("core");
 }
@@ -292,24 +292,25 @@ static void ud_copy(struct actrack_value *dst, char (*str)[64],
 static void ud_keep(const struct actrack_death *d, void *arg)
 {
 	struct ud_report *r = arg;
-	const struct actrack_death_thread *t = NULL;
+	const struct actrack_snap_thread *t = NULL;
 
-	if (d->pid != r->pid)
+	if (d->process.pid != r->pid)
 		return;
 	r->found++;
 	r->flags = d->flags;
-	r->nr_proc = d->nr_values;
-	ud_copy(r->proc, r->proc_str, d->values, d->nr_values);
-	for (uint32_t i = 0; i < d->nr_threads; i++)
-		if (d->threads[i].tid == d->pid)
-			t = &d->threads[i];
+	r->nr_proc = d->process.nr_values;
+	ud_copy(r->proc, r->proc_str, d->process.values, d->process.nr_values);
+	for (uint32_t i = 0; i < d->process.nr_threads; i++)
+		if (d->process.threads[i].tid == d->process.pid)
+			t = &d->process.threads[i];
 	if (!t)
 		return;
 	r->nr_acts = t->nr_activities;
 	for (uint32_t k = 0; k < 2 && k < t->nr_activities; k++)
-		r->nr_act[k] = t->nr_values[k];
+		r->nr_act[k] = t->activities[k].nr_values;
 	if (t->nr_activities == 2)
-		ud_copy(r->act, r->act_str, t->values[1], t->nr_values[1]);
+		ud_copy(r->act, r->act_str, t->activities[1].values,
+			t->activities[1].nr_values);
 }
 
 static void check_ud(struct __test_metadata *_metadata,
@@ -422,7 +423,7 @@ TEST_F_TIMEOUT(death, burst_of_32, 240)
 		unsigned int j, n = 0;
 
 		for (j = 0; j < self->ds->nr; j++)
-			n += self->ds->d[j].pid == (uint32_t)v[i].pid;
+			n += self->ds->d[j].process.pid == (uint32_t)v[i].pid;
 		EXPECT_EQ(1, n);
 	}
 }

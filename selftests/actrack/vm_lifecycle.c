@@ -114,8 +114,8 @@ static struct actrack_death *wait_death_of(struct actrack_monitor *m,
 		int ret;
 
 		for (unsigned int i = 0; i < ds->nr; i++)
-			if (ds->d[i].pid == (uint32_t)pid &&
-			    ds->d[i].start_ticks == start_ticks)
+			if (ds->d[i].process.pid == (uint32_t)pid &&
+			    ds->d[i].process.start_ticks == start_ticks)
 				return &ds->d[i];
 		if (now >= end)
 			return NULL;
@@ -355,17 +355,17 @@ TEST_F_TIMEOUT(proc, exec_frees_old_image_only, 120)
 	{
 		struct actrack_death *d = vm_wait_death(self->m, self->ds, pid,
 							10000);
-		const struct actrack_death_thread *t;
+		const struct actrack_snap_thread *t;
 
 		ASSERT_NE(NULL, d);
 		EXPECT_EQ(SIGKILL, d->signal);
-		EXPECT_STREQ("vm_lifecycle-exec", d->cmdline);
-		EXPECT_EQ(ACTRACK_PHASE_LAUNCHED, d->phase);
-		ASSERT_EQ(1, d->nr_threads);
+		EXPECT_STREQ("vm_lifecycle-exec", d->process.cmdline);
+		EXPECT_EQ(ACTRACK_PHASE_LAUNCHED, d->process.phase);
+		ASSERT_EQ(1, d->process.nr_threads);
 		t = vm_death_thread(d, "new-main");
 		ASSERT_NE(NULL, t);
 		ASSERT_EQ(1, t->nr_activities);
-		EXPECT_EQ(new_image_task_id, t->activities[0].object);
+		EXPECT_EQ(new_image_task_id, t->activities[0].a.object);
 	}
 	close(ready[0]);
 	close(go[1]);

@@ -358,9 +358,9 @@ TEST_F_TIMEOUT(storm, oom_killed_process_is_reported, 120)
 	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)pid, 20000);
 	ASSERT_NE(NULL, d);
 	EXPECT_EQ(SIGKILL, d->signal);
-	EXPECT_EQ(1, d->nr_threads);
-	if (d->nr_threads)
-		EXPECT_EQ(1, d->threads[0].nr_activities);
+	EXPECT_EQ(1, d->process.nr_threads);
+	if (d->process.nr_threads)
+		EXPECT_EQ(1, d->process.threads[0].nr_activities);
 	ASSERT_EQ(0, vm_map_open(&map, -1, false));
 	EXPECT_EQ(0, vm_count_owned(&map, (uint32_t)pid, ticks, 0,
 				    ACTRACK_TYPE_ANY));

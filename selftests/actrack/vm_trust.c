@@ -288,9 +288,9 @@ TEST_F_TIMEOUT(trust, pid1s_in_two_namespaces, 240)
 		d = vm_wait_death(self->m, self->ds, (uint32_t)host[0], 10000);
 		ASSERT_NE(NULL, d) TH_LOG("no report under host pid %d",
 					  host[0]);
-		EXPECT_EQ(1, d->nr_threads);
-		if (d->nr_threads >= 1)
-			EXPECT_EQ(1, d->threads[0].nr_activities);
+		EXPECT_EQ(1, d->process.nr_threads);
+		if (d->process.nr_threads >= 1)
+			EXPECT_EQ(1, d->process.threads[0].nr_activities);
 		/* Nothing under the namespace-local pid 1. */
 		EXPECT_EQ(NULL, vm_find_death(self->ds, 1));
 		/* The live pid 1 keeps its tracker. */
@@ -711,7 +711,7 @@ TEST_F_TIMEOUT(trust, idle_arena_gives_memory_back, 60)
 	ASSERT_EQ(0, vm_victim_start(&cfg, &v));
 	vm_victim_kill(&v, SIGKILL);
 	ASSERT_NE(NULL, vm_wait_death(self->m, self->ds, v.pid, 10000));
-	EXPECT_EQ(3, vm_find_death(self->ds, v.pid)->nr_threads);
+	EXPECT_EQ(3, vm_find_death(self->ds, v.pid)->process.nr_threads);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -385,26 +385,28 @@ static VM_UNUSED void vm_keep_death(const struct actrack_death *d, void *arg)
 		return;
 	c = &ds->d[ds->nr++];
 	*c = *d;
-	c->threads = NULL;
-	c->modules = NULL;
+	c->process.threads = NULL;
+	c->process.modules = NULL;
 	/* User data is not kept (freed after the callback): no dangling
 	 * pointers in the copy. */
-	c->values = NULL;
-	c->nr_values = 0;
-	if (d->nr_threads) {
-		c->threads = malloc(d->nr_threads * sizeof(*d->threads));
-		if (c->threads) {
-			memcpy(c->threads, d->threads,
-			       d->nr_threads * sizeof(*d->threads));
-			for (uint32_t i = 0; i < d->nr_threads; i++) {
-				memset(c->threads[i].values, 0,
-				       sizeof(c->threads[i].values));
-				memset(c->threads[i].nr_values, 0,
-				       sizeof(c->threads[i].nr_values));
-			}
-		} else {
-			c->nr_threads = 0;
-		}
+	c->process.values = NULL;
+	c->process.nr_values = 0;
+	if (d->process.nr_threads) {
+		c->process.threads = calloc(d->process.nr_threads,
+					    sizeof(*d->process.threads));
+		if (!c->process.threads)
+			c->process.nr_threads = 0;
+	}
+	for (uint32_t i = 0; i < c->process.nr_threads; i++) {
+		struct actrack_snap_thread *t = &c->process.threads[i];
+		uint32_t n = d->process.threads[i].nr_activities;
+
+		*t = d->process.threads[i];
+		t->activities = n ? calloc(n, sizeof(*t->activities)) : NULL;
+		t->nr_activities = t->activities ? n : 0;
+		for (uint32_t k = 0; k < t->nr_activities; k++)
+			t->activities[k].a =
+				d->process.threads[i].activities[k].a;
 	}
 	/* Stacks at death: which and how big, not their bytes. */
 	c->stacks = NULL;
@@ -419,21 +421,24 @@ static VM_UNUSED void vm_keep_death(const struct actrack_death *d, void *arg)
 			c->nr_stacks = 0;
 		}
 	}
-	if (d->nr_modules) {
-		c->modules = malloc(d->nr_modules * sizeof(*d->modules));
-		if (c->modules)
-			memcpy(c->modules, d->modules,
-			       d->nr_modules * sizeof(*d->modules));
+	if (d->process.nr_modules) {
+		c->process.modules = malloc(d->process.nr_modules *
+					    sizeof(*d->process.modules));
+		if (c->process.modules)
+			memcpy(c->process.modules, d->process.modules,
+			       d->process.nr_modules * sizeof(*d->process.modules));
 		else
-			c->nr_modules = 0;
+			c->process.nr_modules = 0;
 	}
 }
 
 static VM_UNUSED void vm_deaths_free(struct vm_deaths *ds)
 {
 	for (unsigned int i = 0; i < ds->nr; i++) {
-		free(ds->d[i].threads);
-		free(ds->d[i].modules);
+		for (uint32_t k = 0; k < ds->d[i].process.nr_threads; k++)
+			free(ds->d[i].process.threads[k].activities);
+		free(ds->d[i].process.threads);
+		free(ds->d[i].process.modules);
 		free(ds->d[i].stacks);
 	}
 	ds->nr = 0;
@@ -481,7 +486,7 @@ static VM_UNUSED struct actrack_death *vm_find_death(struct vm_deaths *ds,
 						     uint32_t pid)
 {
 	for (unsigned int i = 0; i < ds->nr; i++)
-		if (ds->d[i].pid == pid)
+		if (ds->d[i].process.pid == pid)
 			return &ds->d[i];
 	return NULL;
 }
@@ -509,12 +514,12 @@ vm_wait_death(struct actrack_monitor *m, struct vm_deaths *ds, uint32_t pid,
 	return d;
 }
 
-static VM_UNUSED const struct actrack_death_thread *
+static VM_UNUSED const struct actrack_snap_thread *
 vm_death_thread(const struct actrack_death *d, const char *name)
 {
-	for (uint32_t i = 0; i < d->nr_threads; i++)
-		if (!strcmp(d->threads[i].name, name))
-			return &d->threads[i];
+	for (uint32_t i = 0; i < d->process.nr_threads; i++)
+		if (!strcmp(d->process.threads[i].name, name))
+			return &d->process.threads[i];
 	return NULL;
 }
 
