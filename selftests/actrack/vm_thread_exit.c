@@ -827,16 +827,16 @@ static int sweep_trial(struct __test_metadata *_metadata, struct vm_watch *w,
 	d = vm_wait_death(w->m, w->ds, (uint32_t)v.pid, 60000);
 	if (!d)
 		SWEEP_FAIL();
-	for (i = 0; i < (int)d->nr_threads; i++) {
-		const char *name = d->threads[i].name;
+	for (i = 0; i < (int)d->process.nr_threads; i++) {
+		const char *name = d->process.threads[i].name;
 
 		live += !strcmp(name, "live");
 		holder += !strcmp(name, "holder");
-		main_thread += d->threads[i].tid == (uint32_t)v.pid;
+		main_thread += d->process.threads[i].tid == (uint32_t)v.pid;
 	}
 	TH_LOG("trial %d: %s; report: %u threads, %d of %d live, holder %d, "
 	       "main %d", trial, overlapped ? "overlapped" : "sweep first",
-	       d->nr_threads, live, SWEEP_LIVE, holder, main_thread);
+	       d->process.nr_threads, live, SWEEP_LIVE, holder, main_thread);
 	EXPECT_EQ(SWEEP_LIVE, live);
 	EXPECT_EQ(1, holder);
 	EXPECT_EQ(1, main_thread);
