@@ -73,8 +73,7 @@
 struct actrack_capture_slot {
 	u64 owner;			/* capture id of the process */
 	const void *key;		/* its signal_struct, never dereferenced */
-	unsigned long when;		/* jiffies at the capture, or last seen
-					 * still attached */
+	unsigned long when;		/* jiffies: captured, or last seen */
 	u32 tid;
 	u32 flags;			/* ACTRACK_STACK_* */
 	u32 len;			/* bytes in @stack */
@@ -561,8 +560,10 @@ int actrack_capture_policy(struct actrack_karena *ka,
 #define ACTRACK_YAMA_SCOPE	"/proc/sys/kernel/yama/ptrace_scope"
 /* Always there where /proc/sys is: tells "no Yama" from "no /proc". */
 #define ACTRACK_SYSCTL_PROBE	"/proc/sys/kernel/pid_max"
-/* The scope assumed when it cannot be read: the common distribution
- * default, which still lets privileged and named readers have them. */
+/*
+ * The scope assumed when it cannot be read: the common distribution
+ * default, which still lets privileged and named readers have them.
+ */
 #define ACTRACK_YAMA_UNKNOWN	1
 
 static int actrack_read_int(const char *path, int *val)

@@ -662,8 +662,7 @@ enum {
 	ACTRACK_CB_USERNS,	/* struct user_namespace *, referenced */
 	ACTRACK_CB_PIDNS,	/* struct pid_namespace *, referenced */
 };
-/* In cb->args[ACTRACK_CB_ALL]: the sender held CAP_SYS_PTRACE in its
- * user namespace (stacks at death). */
+/* In cb->args[ACTRACK_CB_ALL]: the sender had CAP_SYS_PTRACE (stacks). */
 #define ACTRACK_CB_PTRACE	4
 
 static int actrack_nl_deaths_start(struct netlink_callback *cb)
