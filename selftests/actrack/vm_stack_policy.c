@@ -44,6 +44,8 @@ struct seen {
 	uint32_t dd_secrets;	/* stacks holding secret_dd */
 	uint32_t dd_flags;	/* ACTRACK_STACK_* of the dd thread's stack */
 	uint64_t dd_end;	/* sp + size of the dd thread's stack */
+	/* The same report replayed from the kernel's ring (GET_DEATHS) */
+	uint32_t rec_got, rec_flags, rec_nr_stacks, rec_secrets;
 };
 
 struct want {
@@ -96,6 +98,20 @@ static void wait_report(struct actrack_monitor *m, struct want *w)
 		if (ret < 0 && ret != -EINTR && ret != -ENOBUFS)
 			return;
 	}
+}
+
+/* The report of @w->pid replayed from the ring: its stacks and flags. */
+static void note_recent(struct actrack_monitor *m, struct want *w)
+{
+	struct want r = { .pid = w->pid, .dd_base = w->dd_base,
+			  .dd_top = w->dd_top };
+
+	if (actrack_monitor_recent(m, note_death, &r) < 0)
+		return;
+	w->s.rec_got = r.s.got;
+	w->s.rec_flags = r.s.flags;
+	w->s.rec_nr_stacks = r.s.nr_stacks;
+	w->s.rec_secrets = r.s.stack_secrets + r.s.dd_secrets;
 }
 
 /* Read exactly @n bytes within the deadline.  Return 0 or -errno. */
@@ -248,8 +264,10 @@ static void subscriber_main(int ready_fd, int cmd_fd, int out_fd)
 					   1, 0) < 0 ? errno : 0;
 	if (write(ready_fd, "p", 1) != 1)
 		_exit(131);
-	if (m)
+	if (m) {
 		wait_report(m, &w);
+		note_recent(m, &w);
+	}
 out:
 	if (write(out_fd, &w.s, sizeof(w.s)) != sizeof(w.s))
 		_exit(132);
@@ -386,6 +404,7 @@ static int run_case(struct actrack_monitor *m, struct run *r)
 	sub = -1;
 	if (!step) {
 		wait_report(m, &w);
+		note_recent(m, &w);
 		r->root = w.s;
 	}
 out:
@@ -428,6 +447,12 @@ TEST_F_TIMEOUT(stacks, sibling_gets_no_stacks_under_yama, 180)
 	ASSERT_EQ(0, r.sub.dd_secrets);
 	ASSERT_EQ(ACTRACK_DEATH_STACKS_WITHHELD,
 		  r.sub.flags & ACTRACK_DEATH_STACKS_WITHHELD);
+	/* Nor when it asks the kernel's ring of recent deaths. */
+	ASSERT_EQ(1, r.sub.rec_got);
+	ASSERT_EQ(0, r.sub.rec_nr_stacks);
+	ASSERT_EQ(0, r.sub.rec_secrets);
+	ASSERT_EQ(ACTRACK_DEATH_STACKS_WITHHELD,
+		  r.sub.rec_flags & ACTRACK_DEATH_STACKS_WITHHELD);
 	/* Root holds CAP_SYS_PTRACE: all three threads, not the DONTDUMP
 	 * page, and the dd thread's copy ends exactly at its mapping's end. */
 	ASSERT_EQ(1, r.root.got);
@@ -437,6 +462,10 @@ TEST_F_TIMEOUT(stacks, sibling_gets_no_stacks_under_yama, 180)
 	ASSERT_EQ(0, r.root.dd_secrets);
 	ASSERT_EQ(0, r.root.dd_flags);
 	ASSERT_EQ(r.vi.dd_top, r.root.dd_end);
+	ASSERT_EQ(1, r.root.rec_got);
+	ASSERT_EQ(3, r.root.rec_nr_stacks);
+	ASSERT_EQ(1, r.root.rec_secrets);
+	ASSERT_EQ(0, r.root.rec_flags & ACTRACK_DEATH_STACKS_WITHHELD);
 }
 
 /* Yama scope 1: the process named the subscriber, as PR_SET_PTRACER. */
@@ -455,6 +484,9 @@ TEST_F_TIMEOUT(stacks, named_reader_gets_stacks_but_not_dontdump, 180)
 	ASSERT_EQ(0, r.sub.dd_secrets);
 	ASSERT_EQ(0, r.sub.dd_flags);
 	ASSERT_EQ(r.vi.dd_top, r.sub.dd_end);
+	ASSERT_EQ(1, r.sub.rec_got);
+	ASSERT_EQ(3, r.sub.rec_nr_stacks);
+	ASSERT_EQ(1, r.sub.rec_secrets);
 	ASSERT_EQ(3, r.root.nr_stacks);
 	ASSERT_EQ(0, r.root.dd_secrets);
 }
