@@ -20,6 +20,19 @@
 #define YAMA_SCOPE	"/proc/sys/kernel/yama/ptrace_scope"
 #define WAIT_MS		60000
 
+/* A 32-bit build (make m32) runs 32-bit threads: not captured, flagged. */
+#ifdef __i386__
+#define NATIVE_STACKS	0
+#else
+#define NATIVE_STACKS	1
+#endif
+#define REQUIRE_NATIVE()						\
+	do {								\
+		if (!NATIVE_STACKS)					\
+			SKIP(return, "32-bit threads: no stacks to "	\
+			     "deliver (thirty_two_bit_threads_are_flagged)"); \
+	} while (0)
+
 /* Built at run time, so that only the threads' memory holds them. */
 static const char secret_stack[] = "sTaCk-SeCrEt-4e1d9a7c";
 static const char secret_dd[] = "dOnTdUmP-SeCrEt-83b2f0";
@@ -435,6 +448,7 @@ TEST_F_TIMEOUT(stacks, sibling_gets_no_stacks_under_yama, 180)
 	struct run r = { .scope = "1" };
 
 	VM_SETUP_SKIPPED();
+	REQUIRE_NATIVE();
 	ASSERT_EQ(0, run_case(self->m, &r));
 	/* The kernel refuses it the victim's memory everywhere else ... */
 	ASSERT_EQ(0, r.sub.err);
@@ -475,6 +489,7 @@ TEST_F_TIMEOUT(stacks, named_reader_gets_stacks_but_not_dontdump, 180)
 			 .cfg = { .set_policy = true } };
 
 	VM_SETUP_SKIPPED();
+	REQUIRE_NATIVE();
 	ASSERT_EQ(0, run_case(self->m, &r));
 	ASSERT_EQ(0, r.sub.err);
 	ASSERT_EQ(1, r.sub.got);
@@ -498,6 +513,7 @@ TEST_F_TIMEOUT(stacks, sibling_gets_stacks_with_classic_ptrace, 180)
 	struct run r = { .scope = "0" };
 
 	VM_SETUP_SKIPPED();
+	REQUIRE_NATIVE();
 	ASSERT_EQ(0, run_case(self->m, &r));
 	ASSERT_EQ(0, r.sub.err);
 	ASSERT_EQ(0, r.sub.readv_errno);
@@ -534,6 +550,7 @@ TEST_F_TIMEOUT(stacks, clean_exit_with_opt_in_carries_stacks, 180)
 				  .policy = ACTRACK_STACKS_ON_EXIT } };
 
 	VM_SETUP_SKIPPED();
+	REQUIRE_NATIVE();
 	ASSERT_EQ(0, run_case(self->m, &r));
 	ASSERT_EQ(1, r.root.got);
 	ASSERT_EQ(0, r.root.exit_code);
@@ -545,6 +562,23 @@ TEST_F_TIMEOUT(stacks, clean_exit_with_opt_in_carries_stacks, 180)
 	ASSERT_EQ(0, r.sub.nr_stacks);
 	ASSERT_EQ(ACTRACK_DEATH_STACKS_WITHHELD,
 		  r.sub.flags & ACTRACK_DEATH_STACKS_WITHHELD);
+}
+
+/* 32-bit threads get no stack, and the report says so. */
+TEST_F_TIMEOUT(stacks, thirty_two_bit_threads_are_flagged, 180)
+{
+	struct run r = { .scope = "0" };
+
+	VM_SETUP_SKIPPED();
+	if (NATIVE_STACKS)
+		SKIP(return, "64-bit threads: only a 32-bit build (make m32) "
+		     "runs this case");
+	ASSERT_EQ(0, run_case(self->m, &r));
+	ASSERT_EQ(1, r.root.got);
+	ASSERT_EQ(0, r.root.nr_stacks);
+	ASSERT_EQ(ACTRACK_DEATH_STACKS_UNSUPPORTED,
+		  r.root.flags & ACTRACK_DEATH_STACKS_UNSUPPORTED);
+	ASSERT_EQ(0, r.root.flags & ACTRACK_DEATH_STACKS_WITHHELD);
 }
 
 /* A policy naming nobody that exists, or with unknown flags, is refused. */
