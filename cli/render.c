@@ -454,6 +454,12 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 	if (d->flags & ACTRACK_DEATH_STACKS_PRIVATE)
 		fputs("  no backtraces: the process was not dumpable, its "
 		      "memory is private\n", f);
+	if (d->flags & ACTRACK_DEATH_STACKS_WITHHELD)
+		fputs("  stacks withheld: Yama's ptrace_scope keeps this reader "
+		      "from the process's memory\n", f);
+	if (d->flags & ACTRACK_DEATH_STACKS_UNSUPPORTED)
+		fputs("  warning: some threads ran 32-bit code: no stack "
+		      "captured for them\n", f);
 }
 
 /* The exit fields of a death report: members of the open object. */
@@ -492,6 +498,10 @@ static void death_head_json(struct json *j, const struct actrack_death *d,
 	json_kv_bool(j, "stacks_cut", d->flags & ACTRACK_DEATH_STACKS_CUT);
 	json_kv_bool(j, "stacks_private",
 		     d->flags & ACTRACK_DEATH_STACKS_PRIVATE);
+	json_kv_bool(j, "stacks_withheld",
+		     d->flags & ACTRACK_DEATH_STACKS_WITHHELD);
+	json_kv_bool(j, "stacks_unsupported",
+		     d->flags & ACTRACK_DEATH_STACKS_UNSUPPORTED);
 }
 
 /* A death report: the exit fields, then its process by the renderers

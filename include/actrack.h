@@ -168,6 +168,22 @@ ACTRACK_API int actrack_arena_path(const struct actrack_opts *opts,
  */
 ACTRACK_API int actrack_reattach(void);
 
+/**
+ * actrack_stack_policy() - (LIBACTRACK_1.3, ABI 1.5) this process's say
+ * over the stacks actrack.ko copies as it dies (docs/trust.md): @reader
+ * (a pid; 0: none) names the one monitor process that may receive them
+ * where kernel.yama.ptrace_scope is 1, as PR_SET_PTRACER names a
+ * ptracer; @flags ACTRACK_STACKS_ON_EXIT also captures the other threads'
+ * stacks at a clean exit() (by default only a death by a signal does).
+ * Each call replaces the previous policy; exec() and fork() start without
+ * one.  Attaches first if needed.
+ * Context: any thread, not a signal handler.
+ * Return: 0, -EOPNOTSUPP (a file arena: nothing is captured there),
+ * -ENOTTY (a module older than ABI 1.5), -EINVAL (unknown @flags, @reader
+ * negative), -ESRCH (@reader does not exist), actrack_init()'s errors.
+ */
+ACTRACK_API int actrack_stack_policy(uint32_t flags, pid_t reader);
+
 /** actrack_backend() - where this process is attached. */
 ACTRACK_API enum actrack_backend actrack_backend(void);
 

@@ -41,7 +41,7 @@ static uuid_t actrack_boot_id;			/* zero if unknown */
 void actrack_report_free(struct actrack_report *d)
 {
 	put_pid(d->tgid);
-	kvfree(d->stacks);
+	actrack_capture_stacks_free(d->stacks);
 	kvfree(d);
 }
 

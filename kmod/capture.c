@@ -22,10 +22,23 @@
  * ACTRACK_DEATH_STACKS_CUT), never another uid's, and the kernel never
  * does more than stack_bytes of copying per dying thread.
  *
+ * What is copied is what a core dump would hold: the mapping that holds
+ * the sp, from the sp to its end, never one excluded from core dumps
+ * (MADV_DONTDUMP, VM_IO, VM_PFNMAP), looked up under a trylock of the
+ * memory map (no sleeping here: a map being changed costs the copy).
+ * Only deaths by a signal are captured: the other threads of a clean
+ * exit() take the same SIGKILL, but their stacks are no one's business
+ * unless the process asked (ACTRACK_STACKS_ON_EXIT).
+ *
+ * Who gets them is decided per reader when a report is rendered
+ * (actrack_stacks_may_read()), by the ptrace rules of that moment: see
+ * "Stacks at death" in the uapi header and docs/trust.md.
+ *
  * Identity: a slot names its process by the proc's capture id, unique for
  * the module's lifetime, never by a pointer that could be reused.  A slot
  * whose process never collects it (a fatal signal that raced with exec or
- * module unload) is given back after ACTRACK_CAPTURE_STALE.
+ * module unload) is given back after ACTRACK_CAPTURE_STALE, unless its
+ * process is still attached (a slow core dump): then it waits on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -39,16 +52,29 @@
 #include <linux/uaccess.h>
 #include <linux/jiffies.h>
 #include <linux/bitmap.h>
+#include <linux/mmap_lock.h>
+#include <linux/fs.h>
+#include <linux/pid.h>
+#include <linux/user_namespace.h>
+#include <linux/workqueue.h>
 #include <asm/ptrace.h>
 #include "internal.h"
 #include "compat.h"
+
+/* Kernel threads cloned from a user thread (vhost, 6.4+): no user stack. */
+#ifdef PF_USER_WORKER
+#define ACTRACK_PF_USER_WORKER	PF_USER_WORKER
+#else
+#define ACTRACK_PF_USER_WORKER	0
+#endif
 
 /* A slot nobody collected within this long is free again. */
 #define ACTRACK_CAPTURE_STALE	(60 * HZ)
 
 struct actrack_capture_slot {
 	u64 owner;			/* capture id of the process */
-	unsigned long when;		/* jiffies at the capture */
+	const void *key;		/* its signal_struct, never dereferenced */
+	unsigned long when;		/* jiffies: captured, or last seen */
 	u32 tid;
 	u32 flags;			/* ACTRACK_STACK_* */
 	u32 len;			/* bytes in @stack */
@@ -178,13 +204,17 @@ static void actrack_slot_release(struct actrack_capture_pool *pool,
 }
 
 #ifdef CONFIG_X86_64
+/* Does the dying thread run code whose stack we can capture? */
+static bool actrack_user_regs_supported(void)
+{
+	return user_64bit_mode(task_pt_regs(current));
+}
+
 /* The user registers in DWARF order (see ACTRACK_K_REGS). */
-static bool actrack_user_regs(struct actrack_capture_slot *s)
+static void actrack_user_regs(struct actrack_capture_slot *s)
 {
 	struct pt_regs *r = task_pt_regs(current);
 
-	if (!user_64bit_mode(r))
-		return false;
 	s->regs[0] = r->ax;
 	s->regs[1] = r->dx;
 	s->regs[2] = r->cx;
@@ -203,25 +233,50 @@ static bool actrack_user_regs(struct actrack_capture_slot *s)
 	s->regs[15] = r->r15;
 	s->regs[16] = r->ip;
 	s->sp = r->sp;
-	return true;
 }
 #else
-static bool actrack_user_regs(struct actrack_capture_slot *s)
+static bool actrack_user_regs_supported(void)
 {
 	return false;
+}
+
+static void actrack_user_regs(struct actrack_capture_slot *s)
+{
 }
 #endif
 
 /*
- * Copy the stack from the sp up, a page at a time, without faulting:
- * stops at the first page that is not there (the top of the stack) or
- * at the cap.
+ * Copy the stack from the sp up, a page at a time, without faulting, and
+ * only what a core dump would hold: stops at the end of the mapping that
+ * holds the sp, at the first page that is not there, or at the cap.  The
+ * memory map is held (read) across the copy, so the mapping checked is
+ * the one read; the copy never faults, so it never needs the lock again.
  */
 static void actrack_copy_stack(struct actrack_capture_slot *s)
 {
 	unsigned long addr = s->sp, room = actrack_stack_bytes;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool capped = true;
 	u32 len = 0;
 
+	if (!mmap_read_trylock(mm)) {
+		s->flags |= ACTRACK_STACK_UNREADABLE;
+		return;
+	}
+	vma = find_vma(mm, addr);
+	if (!vma || vma->vm_start > addr || !(vma->vm_flags & VM_READ)) {
+		s->flags |= ACTRACK_STACK_UNREADABLE;
+		goto out;
+	}
+	if (vma->vm_flags & (VM_DONTDUMP | VM_IO | VM_PFNMAP)) {
+		s->flags |= ACTRACK_STACK_EXCLUDED;
+		goto out;
+	}
+	if (vma->vm_end - addr <= room) {
+		room = vma->vm_end - addr;
+		capped = false;
+	}
 	while (room) {
 		unsigned long chunk = min(room, PAGE_SIZE - (addr & ~PAGE_MASK));
 
@@ -236,8 +291,37 @@ static void actrack_copy_stack(struct actrack_capture_slot *s)
 	s->len = len;
 	if (!len)
 		s->flags |= ACTRACK_STACK_UNREADABLE;
-	else if (!room)
+	else if (!room && capped)
 		s->flags |= ACTRACK_STACK_CAPPED;
+out:
+	mmap_read_unlock(mm);
+}
+
+/*
+ * Was the group's exit a clean exit() / exit_group() (an exit code, no
+ * signal)?  Its other threads take SIGKILL like a killed process's.
+ * Siglock held (the signal_deliver tracepoint): the group exit's fields
+ * are stable.
+ */
+static bool actrack_exit_is_clean(void)
+{
+	struct signal_struct *signal = current->signal;
+
+	return (signal->flags & SIGNAL_GROUP_EXIT) &&
+	       !(signal->group_exit_code & 0x7f);
+}
+
+/* The dying threads' user namespace, for the policy at report time. */
+static void actrack_capture_user_ns(struct actrack_kproc *p)
+{
+	struct user_namespace *ns;
+
+	if (READ_ONCE(p->stack_user_ns))
+		return;
+	/* An atomic increment: current's credentials hold another. */
+	ns = get_user_ns(current_user_ns());
+	if (cmpxchg(&p->stack_user_ns, NULL, ns))
+		put_user_ns(ns);
 }
 
 /*
@@ -260,6 +344,11 @@ static void actrack_capture_thread(struct actrack_kproc *p)
 		WRITE_ONCE(p->captures_private, true);
 		return;
 	}
+	if (!actrack_user_regs_supported()) {
+		WRITE_ONCE(p->captures_unsupported, true);
+		return;
+	}
+	actrack_capture_user_ns(p);
 	if (atomic_inc_return(&p->captures) > actrack_stack_threads) {
 		WRITE_ONCE(p->captures_cut, true);
 		return;
@@ -270,14 +359,12 @@ static void actrack_capture_thread(struct actrack_kproc *p)
 		return;
 	}
 	s->owner = p->capture_id;
+	s->key = p->key;
 	s->when = jiffies;
 	s->tid = task_pid_nr_ns(current, p->pid_ns);
 	s->flags = 0;
 	s->len = 0;
-	if (!actrack_user_regs(s)) {
-		actrack_slot_release(pool, s);
-		return;
-	}
+	actrack_user_regs(s);
 	actrack_copy_stack(s);
 	/* release: the copy before ready; pairs with actrack_slot_ready() */
 	smp_store_release(&s->ready, 1);
@@ -290,13 +377,33 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 
 	if (likely(!actrack_procs_attached()))
 		return;
+	/* io_uring's (and vhost's) workers have no user stack. */
+	if (current->flags & (PF_IO_WORKER | ACTRACK_PF_USER_WORKER))
+		return;
 	if (!actrack_signal_is_fatal(sig, ka))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find_attached(current->signal);
-	if (p)
+	if (p && (!actrack_exit_is_clean() ||
+		  (READ_ONCE(p->stack_opts) & ACTRACK_STACKS_ON_EXIT)))
 		actrack_capture_thread(p);
 	rcu_read_unlock();
+}
+
+/*
+ * Is the process that owns @s still attached (a slow core dump, which
+ * reports only once the dump is written)?  Process context.
+ */
+static bool actrack_slot_owner_lives(struct actrack_capture_slot *s)
+{
+	struct actrack_kproc *q;
+	bool lives;
+
+	rcu_read_lock();
+	q = actrack_proc_find_attached(READ_ONCE(s->key));
+	lives = q && q->capture_id == READ_ONCE(s->owner);
+	rcu_read_unlock();
+	return lives;
 }
 
 /*
@@ -318,6 +425,8 @@ struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 		*flags |= ACTRACK_DEATH_STACKS_CUT;
 	if (READ_ONCE(p->captures_private))
 		*flags |= ACTRACK_DEATH_STACKS_PRIVATE;
+	if (READ_ONCE(p->captures_unsupported))
+		*flags |= ACTRACK_DEATH_STACKS_UNSUPPORTED;
 	if (!pool)
 		return NULL;
 	for (i = 0; i < pool->nr_slots; i++) {
@@ -329,7 +438,10 @@ struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 			bytes += s->len;
 		} else if (time_after(jiffies,
 				      s->when + ACTRACK_CAPTURE_STALE)) {
-			actrack_slot_release(pool, s);
+			if (actrack_slot_owner_lives(s))
+				s->when = jiffies;	/* ask again later */
+			else
+				actrack_slot_release(pool, s);
 		}
 	}
 	if (!n)
@@ -340,6 +452,11 @@ struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 		ds->bytes = size;
 		ds->nr = 0;
 		ds->data = (u8 *)&ds->stacks[n];
+		ds->user_ns = p->stack_user_ns ?
+			      get_user_ns(p->stack_user_ns) : NULL;
+		raw_spin_lock(&actrack_procs_lock);
+		ds->reader = get_pid(p->stack_reader);
+		raw_spin_unlock(&actrack_procs_lock);
 	} else {
 		*flags |= ACTRACK_DEATH_STACKS_CUT;
 	}
@@ -368,8 +485,9 @@ struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 }
 
 /*
- * @p ends without a report (exec, unload), or after its report took what
- * it had: its slots are free again.  Allocates nothing.
+ * @p is being freed: without a report (exec, unload), or after its report
+ * took what it had.  Its slots are free again, its policy gone.
+ * Allocates nothing.
  */
 void actrack_capture_drop(struct actrack_kproc *p)
 {
@@ -383,4 +501,174 @@ void actrack_capture_drop(struct actrack_kproc *p)
 		    READ_ONCE(s->owner) == p->capture_id)
 			actrack_slot_release(pool, s);
 	}
+	put_pid(p->stack_reader);
+	p->stack_reader = NULL;
+	if (p->stack_user_ns)
+		put_user_ns(p->stack_user_ns);
+	p->stack_user_ns = NULL;
+}
+
+/* A report's stacks go with the report (arenas.c). */
+void actrack_capture_stacks_free(struct actrack_report_stacks *ds)
+{
+	if (!ds)
+		return;
+	put_pid(ds->reader);
+	if (ds->user_ns)
+		put_user_ns(ds->user_ns);
+	kvfree(ds);
+}
+
+/*
+ * ACTRACK_IOC_STACKS: the calling process's say over its stacks, as
+ * PR_SET_PTRACER is over ptrace.  Context: process.
+ */
+int actrack_capture_policy(struct actrack_karena *ka,
+			   const struct actrack_stacks *st)
+{
+	struct pid *reader = NULL, *old;
+	struct actrack_kproc *p;
+
+	if ((st->flags & ~ACTRACK_STACKS_ON_EXIT) || st->reserved)
+		return -EINVAL;
+	if (st->reader) {
+		/* In the caller's pid namespace; a process, not a thread. */
+		reader = find_get_pid(st->reader);
+		if (!reader || !pid_has_task(reader, PIDTYPE_TGID)) {
+			put_pid(reader);
+			return -ESRCH;
+		}
+	}
+	raw_spin_lock(&actrack_procs_lock);
+	p = actrack_proc_find_attached(current->signal);
+	if (!p || p->arena != ka) {
+		raw_spin_unlock(&actrack_procs_lock);
+		put_pid(reader);
+		return -ENOENT;
+	}
+	old = p->stack_reader;
+	p->stack_reader = reader;
+	WRITE_ONCE(p->stack_opts, st->flags);
+	raw_spin_unlock(&actrack_procs_lock);
+	put_pid(old);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Who may have them                                                       */
+/* ---------------------------------------------------------------------- */
+
+#define ACTRACK_YAMA_SCOPE	"/proc/sys/kernel/yama/ptrace_scope"
+/* Always there where /proc/sys is: tells "no Yama" from "no /proc". */
+#define ACTRACK_SYSCTL_PROBE	"/proc/sys/kernel/pid_max"
+/*
+ * The scope assumed when it cannot be read: the common distribution
+ * default, which still lets privileged and named readers have them.
+ */
+#define ACTRACK_YAMA_UNKNOWN	1
+
+static int actrack_read_int(const char *path, int *val)
+{
+	char buf[16] = { 0 };
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0)
+		return n ? n : -EIO;
+	return kstrtoint(strim(buf), 10, val);
+}
+
+/*
+ * Yama's ptrace_scope, read by path: the module cannot see its variable.
+ * Context: a kernel thread, whose root is init's (a reader's own mount
+ * namespace could put anything at that path).
+ */
+static int actrack_yama_scope_kthread(void)
+{
+	struct file *f;
+	int scope, err;
+
+	err = actrack_read_int(ACTRACK_YAMA_SCOPE, &scope);
+	if (!err)
+		return scope;
+	if (err != -ENOENT)
+		return ACTRACK_YAMA_UNKNOWN;
+	f = filp_open(ACTRACK_SYSCTL_PROBE, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return ACTRACK_YAMA_UNKNOWN;
+	filp_close(f, NULL);
+	return 0;			/* no Yama: classic ptrace rules */
+}
+
+struct actrack_yama_read {
+	struct work_struct work;
+	int scope;
+};
+
+static void actrack_yama_work(struct work_struct *work)
+{
+	struct actrack_yama_read *r =
+		container_of(work, struct actrack_yama_read, work);
+
+	r->scope = actrack_yama_scope_kthread();
+}
+
+/*
+ * Yama's ptrace_scope now (0 without Yama).  Context: process, may sleep;
+ * from a user's context it is read on a kworker.
+ */
+int actrack_yama_scope(void)
+{
+	struct actrack_yama_read r;
+
+	if (current->flags & PF_KTHREAD)
+		return actrack_yama_scope_kthread();
+	INIT_WORK_ONSTACK(&r.work, actrack_yama_work);
+	queue_work(system_unbound_wq, &r.work);
+	flush_work(&r.work);
+	destroy_work_on_stack(&r.work);
+	return r.scope;
+}
+
+/*
+ * Would @r hold CAP_SYS_PTRACE over @ns, by the rule of ns_capable(): the
+ * capability in @ns or an ancestor of it, or being the owner of a
+ * namespace created in the reader's own.
+ */
+static bool actrack_reader_ptrace(const struct actrack_stack_reader *r,
+				  const struct user_namespace *ns)
+{
+	while (ns) {
+		if (ns == r->user_ns)
+			return r->ptrace;
+		if (ns->level <= r->user_ns->level)
+			return false;
+		if (ns->parent == r->user_ns && uid_eq(ns->owner, r->euid))
+			return true;
+		ns = ns->parent;
+	}
+	return false;
+}
+
+/*
+ * May @r have the stacks @ds, Yama's ptrace_scope being @scope?  The
+ * report itself already reached only a reader that may see it (the same
+ * uid, or privileged for all uids): this adds what ptrace adds on top.
+ */
+bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
+			     int scope, const struct actrack_stack_reader *r)
+{
+	if (scope <= 0)
+		return true;
+	if (scope >= 3)
+		return false;		/* Yama: no attaching at all */
+	if (actrack_reader_ptrace(r, ds->user_ns))
+		return true;
+	return scope == 1 && ds->reader && ds->reader == r->tgid;
 }

@@ -168,17 +168,14 @@ static long actrack_ioc_attach(struct actrack_file *f, void __user *argp)
 	return copy_to_user(argp, &at, sizeof(at)) ? -EFAULT : 0;
 }
 
-/* The fd's own arena must exist: registering never creates one. */
-static long actrack_ioc_thread(struct actrack_file *f, void __user *argp)
+/*
+ * The fd's own writable arena, referenced, for a request about the
+ * attached caller: it must exist (such requests never create one).
+ */
+static struct actrack_karena *actrack_file_own_arena(struct actrack_file *f)
 {
-	struct actrack_thread_reg reg;
 	struct actrack_karena *ka;
-	long ret;
 
-	if (copy_from_user(&reg, argp, sizeof(reg)))
-		return -EFAULT;
-	if (reg.flags || reg.reserved)
-		return -EINVAL;
 	mutex_lock(&f->lock);
 	if (f->read_only)
 		ka = ERR_PTR(-EPERM);
@@ -189,9 +186,39 @@ static long actrack_ioc_thread(struct actrack_file *f, void __user *argp)
 	if (!IS_ERR(ka))
 		actrack_karena_get(ka);
 	mutex_unlock(&f->lock);
+	return ka;
+}
+
+static long actrack_ioc_thread(struct actrack_file *f, void __user *argp)
+{
+	struct actrack_thread_reg reg;
+	struct actrack_karena *ka;
+	long ret;
+
+	if (copy_from_user(&reg, argp, sizeof(reg)))
+		return -EFAULT;
+	if (reg.flags || reg.reserved)
+		return -EINVAL;
+	ka = actrack_file_own_arena(f);
 	if (IS_ERR(ka))
 		return PTR_ERR(ka);
 	ret = actrack_proc_register_thread(ka, reg.tracker);
+	actrack_karena_put(ka);
+	return ret;
+}
+
+static long actrack_ioc_stacks(struct actrack_file *f, void __user *argp)
+{
+	struct actrack_stacks st;
+	struct actrack_karena *ka;
+	long ret;
+
+	if (copy_from_user(&st, argp, sizeof(st)))
+		return -EFAULT;
+	ka = actrack_file_own_arena(f);
+	if (IS_ERR(ka))
+		return PTR_ERR(ka);
+	ret = actrack_capture_policy(ka, &st);
 	actrack_karena_put(ka);
 	return ret;
 }
@@ -261,6 +288,8 @@ static long actrack_ioctl(struct file *file, unsigned int cmd,
 		return actrack_ioc_select(f, argp);
 	case ACTRACK_IOC_THREAD:
 		return actrack_ioc_thread(f, argp);
+	case ACTRACK_IOC_STACKS:
+		return actrack_ioc_stacks(f, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -177,7 +177,18 @@ struct actrack_report_stacks {
 	size_t bytes;			/* allocation size (ring budget) */
 	u32 nr;
 	u8 *data;			/* inside this allocation */
+	/* Who may have them (actrack_stacks_may_read()), referenced: */
+	struct user_namespace *user_ns;	/* the dying threads' */
+	struct pid *reader;		/* named by ACTRACK_IOC_STACKS, or NULL */
 	struct actrack_report_stack stacks[];
+};
+
+/* Whom a copy of a report is rendered for (the stack policy, capture.c). */
+struct actrack_stack_reader {
+	struct pid *tgid;		/* its thread group */
+	struct user_namespace *user_ns;	/* of its credentials */
+	kuid_t euid;
+	bool ptrace;			/* it held CAP_SYS_PTRACE in @user_ns */
 };
 
 /* One death report, in kernel memory: built once, rendered per reader. */
@@ -264,6 +275,10 @@ struct actrack_kproc {
 	atomic_t captures;
 	bool captures_cut;
 	bool captures_private;		/* not dumpable when it died */
+	bool captures_unsupported;	/* a thread ran 32-bit code */
+	u32 stack_opts;			/* [L] ACTRACK_STACKS_* */
+	struct pid *stack_reader;	/* [L] ACTRACK_IOC_STACKS, referenced */
+	struct user_namespace *stack_user_ns;	/* first capture's, ref */
 	/* written by the probe that ends it, read by the work after */
 	u32 wait_status;
 	u64 exit_time_ns;
@@ -334,6 +349,12 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 						  u32 *flags);
 void actrack_capture_drop(struct actrack_kproc *p);
+void actrack_capture_stacks_free(struct actrack_report_stacks *ds);
+int actrack_capture_policy(struct actrack_karena *ka,
+			   const struct actrack_stacks *st);
+int actrack_yama_scope(void);
+bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
+			     int scope, const struct actrack_stack_reader *r);
 
 /* cleanup.c */
 int actrack_cleanup_init(void);

@@ -56,6 +56,9 @@ struct actrack_sub {
 	struct user_namespace *user_ns;		/* reference */
 	struct pid_namespace *pid_ns;		/* reference */
 	bool all_uids;
+	/* For stacks at death (actrack_stacks_may_read()): */
+	struct pid *tgid;			/* reference: the subscriber */
+	bool ptrace;				/* CAP_SYS_PTRACE in @user_ns */
 };
 
 static LIST_HEAD(actrack_subs);
@@ -187,6 +190,7 @@ static bool actrack_may_see(kuid_t reader, struct user_namespace *ns,
 
 static void actrack_sub_free(struct actrack_sub *s)
 {
+	put_pid(s->tgid);
 	put_pid_ns(s->pid_ns);
 	put_user_ns(s->user_ns);
 	sock_put(s->sk);
@@ -347,10 +351,13 @@ static int actrack_put_stack(struct sk_buff *skb, const struct actrack_report *d
  * One ACTRACK_CMD_DEATH message.  With @may_truncate, threads that do not
  * fit are left out and ACTRACK_DEATH_TRUNCATED is set (a dump skb can be
  * smaller than a whole report); otherwise the message is all or nothing.
+ * Without @stacks, its stacks are left out and ACTRACK_DEATH_STACKS_
+ * WITHHELD says so.
  */
 static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d,
 			     u32 pid, struct user_namespace *ns, u32 portid,
-			     u32 seq, int nlflags, bool may_truncate)
+			     u32 seq, int nlflags, bool may_truncate,
+			     bool stacks)
 {
 	u32 status = d->wait_status, sig = status & 0x7f, flags = d->flags;
 	struct nlattr *flags_attr;
@@ -431,8 +438,10 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d
 		flags |= ACTRACK_DEATH_TRUNCATED;
 		goto done;
 	}
+	if (d->stacks && d->stacks->nr && !stacks)
+		flags |= ACTRACK_DEATH_STACKS_WITHHELD;
 	/* Last: the biggest and the first to go when it must be cut. */
-	for (i = 0; d->stacks && i < d->stacks->nr; i++) {
+	for (i = 0; stacks && d->stacks && i < d->stacks->nr; i++) {
 		if (!actrack_put_stack(skb, d, &d->stacks->stacks[i]))
 			continue;
 		if (!may_truncate)
@@ -454,9 +463,11 @@ void actrack_netlink_report(struct actrack_karena *ka,
 			    const struct actrack_report *d)
 {
 	size_t size = actrack_report_msg_size(d);
+	int scope = d->stacks ? actrack_yama_scope() : 0;
+	struct actrack_stack_reader r;
 	struct actrack_sub *s, *tmp;
 	struct sk_buff *skb;
-	bool trunc;
+	bool trunc, stacks;
 	u32 pid;
 	int err;
 
@@ -484,9 +495,15 @@ void actrack_netlink_report(struct actrack_karena *ka,
 			atomic64_inc(&ka->stats.reports_dropped);
 			continue;
 		}
+		r = (struct actrack_stack_reader){
+			.tgid = s->tgid, .user_ns = s->user_ns,
+			.euid = s->uid, .ptrace = s->ptrace,
+		};
+		stacks = !d->stacks || actrack_stacks_may_read(d->stacks,
+							       scope, &r);
 		/* Rendered per subscriber: the uid is its namespace's. */
 		if (actrack_put_death(skb, d, pid, s->user_ns, 0, 0, 0,
-				      trunc)) {
+				      trunc, stacks)) {
 			nlmsg_free(skb);
 			atomic64_inc(&ka->stats.reports_dropped);
 			continue;
@@ -537,6 +554,8 @@ static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 	s->all_uids = all;
 	s->user_ns = get_user_ns(id.user_ns);
 	s->pid_ns = get_pid_ns(id.pid_ns);
+	s->tgid = get_pid(task_tgid(current));
+	s->ptrace = netlink_ns_capable(skb, id.user_ns, CAP_SYS_PTRACE);
 
 	mutex_lock(&actrack_subs_mutex);
 	it = actrack_sub_find(sk);
@@ -544,10 +563,13 @@ static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 		/* Subscribing again updates the subscription in place. */
 		swap(it->user_ns, s->user_ns);
 		swap(it->pid_ns, s->pid_ns);
+		swap(it->tgid, s->tgid);
 		it->uid = s->uid;
 		it->charged = s->charged;
 		it->all_uids = all;
+		it->ptrace = s->ptrace;
 		mutex_unlock(&actrack_subs_mutex);
+		put_pid(s->tgid);
 		put_pid_ns(s->pid_ns);
 		put_user_ns(s->user_ns);
 		kfree(s);
@@ -563,6 +585,7 @@ static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 			same++;
 	if (same >= ACTRACK_MAX_SUBS_PER_UID) {
 		mutex_unlock(&actrack_subs_mutex);
+		put_pid(s->tgid);
 		put_pid_ns(s->pid_ns);
 		put_user_ns(s->user_ns);
 		kfree(s);
@@ -632,13 +655,15 @@ static struct notifier_block actrack_nl_notifier = {
 
 /* cb->args: the dump's identity is fixed at start (the sender's). */
 enum {
-	ACTRACK_CB_ALL,		/* 1: own uid, 2: all uids */
+	ACTRACK_CB_ALL,		/* 1: own uid, 2: all uids; | ACTRACK_CB_PTRACE */
 	ACTRACK_CB_UID,		/* the sender's euid (kuid value) */
 	ACTRACK_CB_ARENA,	/* index into the arena list */
 	ACTRACK_CB_SEQ,		/* last seq sent from that arena */
 	ACTRACK_CB_USERNS,	/* struct user_namespace *, referenced */
 	ACTRACK_CB_PIDNS,	/* struct pid_namespace *, referenced */
 };
+/* In cb->args[ACTRACK_CB_ALL]: the sender had CAP_SYS_PTRACE (stacks). */
+#define ACTRACK_CB_PTRACE	4
 
 static int actrack_nl_deaths_start(struct netlink_callback *cb)
 {
@@ -657,7 +682,9 @@ static int actrack_nl_deaths_start(struct netlink_callback *cb)
 	all = tb[ACTRACK_A_ALL_UIDS];
 	if (all && !actrack_nl_privileged(cb->skb))
 		return -EPERM;
-	cb->args[ACTRACK_CB_ALL] = all ? 2 : 1;
+	cb->args[ACTRACK_CB_ALL] = (all ? 2 : 1) |
+		(netlink_ns_capable(cb->skb, id.user_ns, CAP_SYS_PTRACE) ?
+		 ACTRACK_CB_PTRACE : 0);
 	cb->args[ACTRACK_CB_UID] = __kuid_val(id.uid);
 	cb->args[ACTRACK_CB_ARENA] = 0;
 	cb->args[ACTRACK_CB_SEQ] = 0;
@@ -690,8 +717,9 @@ static int actrack_nl_deaths_done(struct netlink_callback *cb)
 /* Return: 0 when the arena is done, -EMSGSIZE when the skb is full. */
 static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
 			     struct actrack_karena *ka,
-			     struct user_namespace *ns)
+			     const struct actrack_stack_reader *r, int scope)
 {
+	struct user_namespace *ns = r->user_ns;
 	struct pid_namespace *pid_ns = (void *)cb->args[ACTRACK_CB_PIDNS];
 	u32 kept = actrack_deaths_kept, i, pid;
 	int ret = 0;
@@ -714,7 +742,10 @@ static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
 		if (actrack_put_death(skb, d, pid, ns,
 				      NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				      skb->len == 0) && skb->len) {
+				      skb->len == 0, !d->stacks ||
+				      actrack_stacks_may_read(d->stacks, scope,
+							      r)) &&
+		    skb->len) {
 			ret = -EMSGSIZE;
 			break;
 		}
@@ -728,15 +759,21 @@ static int actrack_nl_deaths_dump(struct sk_buff *skb,
 				  struct netlink_callback *cb)
 {
 	struct user_namespace *ns = (void *)cb->args[ACTRACK_CB_USERNS];
-	bool all = cb->args[ACTRACK_CB_ALL] == 2;
+	bool all = (cb->args[ACTRACK_CB_ALL] & 3) == 2;
 	kuid_t uid = KUIDT_INIT((uid_t)cb->args[ACTRACK_CB_UID]);
+	/* The reader is whoever reads the dump: its socket's holder. */
+	struct actrack_stack_reader r = {
+		.tgid = task_tgid(current), .user_ns = ns, .euid = uid,
+		.ptrace = cb->args[ACTRACK_CB_ALL] & ACTRACK_CB_PTRACE,
+	};
+	int scope = actrack_yama_scope();
 	struct actrack_karena *ka;
 	int err = 0;
 
 	/* Bounded: max_arenas arenas, each ring deaths_kept long. */
 	while ((ka = actrack_arena_nth(cb->args[ACTRACK_CB_ARENA]))) {
 		if (actrack_may_see(uid, ns, all, ka->uid))
-			err = actrack_dump_ring(skb, cb, ka, ns);
+			err = actrack_dump_ring(skb, cb, ka, &r, scope);
 		actrack_karena_put(ka);
 		if (err)
 			break;

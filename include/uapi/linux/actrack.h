@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	4
+#define ACTRACK_ABI_MINOR	5
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -510,11 +510,36 @@ struct actrack_thread_reg {
 	__u64 reserved;		/* in: zero */
 };
 
+/*
+ * struct actrack_stacks (ABI 1.5) - ACTRACK_IOC_STACKS: the calling
+ * process's say over its stacks at death (see "Stacks at death"), until
+ * it exits or execs (a new image starts with none of it, like a fork).
+ * @reader: a process (its pid in the caller's pid namespace; 0: none)
+ * allowed to receive the stacks where Yama's ptrace_scope is 1, as
+ * PR_SET_PTRACER allows a ptracer: the one process that subscribed, or
+ * asked for recent deaths, with that thread group id; it must still be
+ * allowed to see the report at all (same uid, or ACTRACK_A_ALL_UIDS).
+ * Naming a process replaces the previous one.
+ * @flags: ACTRACK_STACKS_ON_EXIT captures the stacks of the other
+ * threads at a clean exit() / exit_group() too (by default only deaths
+ * by a signal carry stacks).
+ * Errors: EINVAL (unknown @flags, @reserved not zero), EPERM (a read-only
+ * fd), ENOENT (the process is not attached through this fd's arena),
+ * ESRCH (@reader is not a running process).
+ */
+struct actrack_stacks {
+	__u32 flags;		/* in: ACTRACK_STACKS_* */
+	__u32 reader;		/* in: pid, 0 = none */
+	__u64 reserved;		/* in: zero */
+};
+#define ACTRACK_STACKS_ON_EXIT	(1U << 0)
+
 #define ACTRACK_IOC_VERSION	_IOR(ACTRACK_IOC_MAGIC, 0, struct actrack_version)
 #define ACTRACK_IOC_LAYOUT	_IOR(ACTRACK_IOC_MAGIC, 1, struct actrack_layout)
 #define ACTRACK_IOC_ATTACH	_IOWR(ACTRACK_IOC_MAGIC, 2, struct actrack_attach)
 #define ACTRACK_IOC_SELECT	_IOW(ACTRACK_IOC_MAGIC, 3, struct actrack_select)
 #define ACTRACK_IOC_THREAD	_IOW(ACTRACK_IOC_MAGIC, 4, struct actrack_thread_reg)
+#define ACTRACK_IOC_STACKS	_IOW(ACTRACK_IOC_MAGIC, 5, struct actrack_stacks)
 
 #define ACTRACK_MMAP_ARENA	0ULL
 #define ACTRACK_MMAP_CLOCK	0x40000000ULL
@@ -593,6 +618,15 @@ enum actrack_genl_attr {
  * PR_SET_DUMPABLE 0 or changed credentials), so its memory is not handed
  * out, as ptrace and core dumps would not */
 #define ACTRACK_DEATH_STACKS_PRIVATE	(1U << 3)
+/* (ABI 1.5) stacks were captured but are not in this copy of the report:
+ * Yama's kernel.yama.ptrace_scope was 1 or more when it was rendered and
+ * this reader neither held CAP_SYS_PTRACE over the process's user
+ * namespace nor was the process named by ACTRACK_IOC_STACKS (scope 1
+ * only); see docs/trust.md */
+#define ACTRACK_DEATH_STACKS_WITHHELD	(1U << 4)
+/* (ABI 1.5) some dying threads ran code whose stacks are not captured
+ * (32-bit code, or an architecture other than x86-64): no stack for them */
+#define ACTRACK_DEATH_STACKS_UNSUPPORTED	(1U << 5)
 
 enum actrack_genl_thread_attr {
 	ACTRACK_T_UNSPEC,
@@ -648,11 +682,26 @@ enum actrack_genl_thread_attr {
  * ACTRACK_K_REGS holds ACTRACK_STACK_NR_REGS __u64 in the order of the
  * DWARF register numbers of the thread's architecture (x86-64: rax, rdx,
  * rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, rip); only 64-bit x86 threads are
- * captured today.  ACTRACK_K_BYTES is the memory [sp, sp + length): the
- * copy stops at the first page that cannot be read without faulting (the
- * top of the stack, or a page swapped out) or at the cap (module
- * parameter stack_bytes), whichever comes first.  The bytes are the dead
- * process's: hostile to whoever unwinds them.
+ * captured today (others set ACTRACK_DEATH_STACKS_UNSUPPORTED).
+ * ACTRACK_K_BYTES is the memory [sp, sp + length), only what a core dump
+ * would hold: the copy stops at the end of the mapping that holds the sp,
+ * at the first page that cannot be read without faulting (a page swapped
+ * out) or at the cap (module parameter stack_bytes), whichever comes
+ * first; a mapping excluded from core dumps (MADV_DONTDUMP, VM_IO,
+ * VM_PFNMAP) is never read (ACTRACK_STACK_EXCLUDED).  The bytes are the
+ * dead process's: hostile to whoever unwinds them.
+ *
+ * (ABI 1.5) Who gets them.  Only deaths by a signal are captured (SIGKILL
+ * of another thread's fatal signal included), not the other threads of a
+ * clean exit() / exit_group(), unless the process asked for it
+ * (ACTRACK_STACKS_ON_EXIT).  Each reader's copy of a report carries the
+ * stacks only if that reader could have read them with ptrace when the
+ * copy is rendered: with Yama's ptrace_scope 0 (or no Yama), any reader
+ * of the report (which is already its uid's, or privileged); with scope
+ * 1, a reader holding CAP_SYS_PTRACE over the process's user namespace
+ * (when it subscribed or asked), or the process the dead process named
+ * (ACTRACK_IOC_STACKS); with scope 2, the former only; with scope 3,
+ * nobody.  Otherwise ACTRACK_DEATH_STACKS_WITHHELD is set instead.
  */
 enum actrack_genl_stack_attr {
 	ACTRACK_K_UNSPEC,
@@ -669,8 +718,12 @@ enum actrack_genl_stack_attr {
 #define ACTRACK_STACK_NR_REGS		17
 /* The copy stopped at the cap: the stack goes on above what is here. */
 #define ACTRACK_STACK_CAPPED		(1U << 0)
-/* Not one byte at the sp could be read (a wild sp, or swapped out). */
+/* Not one byte at the sp could be read (a wild sp, swapped out, or the
+ * memory map was being changed by another thread as it died). */
 #define ACTRACK_STACK_UNREADABLE	(1U << 1)
+/* (ABI 1.5) Nothing copied: the sp is in a mapping excluded from core
+ * dumps (MADV_DONTDUMP, VM_IO, VM_PFNMAP). */
+#define ACTRACK_STACK_EXCLUDED		(1U << 2)
 
 /*
  * GET_STATS: counters of the caller's own arena (its uid), or module-wide
