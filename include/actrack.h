@@ -169,7 +169,7 @@ ACTRACK_API int actrack_arena_path(const struct actrack_opts *opts,
 ACTRACK_API int actrack_reattach(void);
 
 /**
- * actrack_stack_policy() - (LIBACTRACK_1.3, ABI 1.5) this process's say
+ * actrack_stack_policy() - (LIBACTRACK_2.0, ABI 1.5) this process's say
  * over the stacks actrack.ko copies as it dies (docs/trust.md): @reader
  * (a pid; 0: none) names the one monitor process that may receive them
  * where kernel.yama.ptrace_scope is 1, as PR_SET_PTRACER names a

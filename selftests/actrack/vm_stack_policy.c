@@ -72,7 +72,7 @@ static void note_death(const struct actrack_death *d, void *arg)
 	struct want *w = arg;
 	uint32_t i;
 
-	if (d->pid != w->pid || w->s.got)
+	if (d->process.pid != w->pid || w->s.got)
 		return;
 	w->s.got = 1;
 	w->s.flags = d->flags;
