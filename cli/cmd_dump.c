@@ -8,8 +8,29 @@
 #include "render.h"
 #include "stacks.h"
 #include "symbolize.h"
+#include "verdict.h"
 
-static void print_process(const struct render *r,
+/* Records that are stale, in the words of `actrack hangs` (verdict.c):
+ * the process's, once, else each thread's. */
+static void print_stale(struct verdict_env *e,
+			const struct actrack_snap_process *p)
+{
+	char why[192];
+	enum verdict v = verdict_stale(e, p, NULL, why, sizeof(why));
+
+	if (v != VERDICT_NONE) {
+		printf("  verdict: %s: %s\n", verdict_name(v), why);
+		return;
+	}
+	for (uint32_t i = 0; p->threads && i < p->nr_threads; i++) {
+		v = verdict_stale(e, p, &p->threads[i], why, sizeof(why));
+		if (v != VERDICT_NONE)
+			printf("  thread %u: verdict: %s: %s\n",
+			       p->threads[i].tid, verdict_name(v), why);
+	}
+}
+
+static void print_process(const struct render *r, struct verdict_env *e,
 			  const struct actrack_snap_process *p)
 {
 	char buf[48];
@@ -27,6 +48,7 @@ static void print_process(const struct render *r,
 		printf("process %u (no process record) start_ticks %llu\n",
 		       p->pid, (unsigned long long)p->start_ticks);
 	}
+	print_stale(e, p);
 	render_process_text(r, stdout, p);
 }
 
@@ -159,6 +181,7 @@ int cmd_dump(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct render r = { 0 };
+	struct verdict_env env;
 	struct actrack_snapshot *s;
 	struct stacks *st;
 	uint64_t pid = 0;
@@ -231,13 +254,17 @@ int cmd_dump(int argc, char **argv)
 	}
 	r.stacks = st;
 	r.sym = sym_new();
+	/* Stale records are told apart where /proc shows the processes: a
+	 * live arena of this boot. */
+	verdict_env_init(&env, s, cli_same_boot(s) && !cli_saved_image(s));
 	cli_print_time_note(stdout, s, other_boot);
 	for (uint32_t i = 0; i < s->nr_processes; i++) {
 		nr_threads += s->processes[i].nr_threads;
 		if (have_pid && s->processes[i].pid != pid)
 			continue;
-		print_process(&r, &s->processes[i]);
+		print_process(&r, &env, &s->processes[i]);
 	}
+	verdict_env_free(&env);
 	if (!have_pid && s->nr_global_values) {
 		puts("global data:");
 		cli_print_values(stdout, "  ", s->global_values,

@@ -147,10 +147,6 @@ static bool same_activity(const struct actrack_activity *x,
 	       x->info == y->info;
 }
 
-static bool is_sleep_or_wait(uint8_t type)
-{
-	return type == VERDICT_ACT_SLEEP || wg_is_wait(type);
-}
 
 /* The same thread in the first snapshot, or NULL. */
 static const struct actrack_snap_thread *
@@ -271,7 +267,7 @@ static enum wg_use judge_wait(const struct actrack_snap_process *p,
 
 	a = &t->activities[t->nr_activities - 1].a;
 	n->next = NO_NODE;
-	if (!is_sleep_or_wait(a->type) || !old_enough(h, a) ||
+	if (!verdict_is_wait(a->type) || !old_enough(h, a) ||
 	    (!h->saved_image && !unmoved(h, p, t)))
 		return WG_SKIP;
 	n->in_scope = in_scope(h, p);

@@ -35,6 +35,7 @@
 #include <sys/sysmacros.h>
 #include "cli.h"
 #include "verdict.h"
+#include "waitgraph.h"
 
 /* Members of an epoll set looked at, and the nesting of sets followed. */
 #define MAX_MEMBERS	256
@@ -482,6 +483,56 @@ bool verdict_untracked_runs(uint32_t waiter, uint64_t pid, char *why,
 
 /* ---- the verdict ------------------------------------------------------ */
 
+bool verdict_is_wait(uint8_t type)
+{
+	return type == VERDICT_ACT_SLEEP || wg_is_wait(type);
+}
+
+/* Dead or stale, for what our /proc shows (@live), or VERDICT_NONE; @t
+ * NULL: the process alone. */
+static enum verdict stale(bool live, const struct actrack_snap_process *p,
+			  const struct actrack_snap_thread *t, char *why,
+			  size_t len)
+{
+	enum run_state st;
+
+	if (!live)
+		return VERDICT_NONE;
+	if (!cli_process_running(p)) {
+		snprintf(why, len, "stale: process %u no longer runs", p->pid);
+		return VERDICT_DEAD;
+	}
+	if (!t)
+		return VERDICT_NONE;
+	st = thread_state(p->pid, t->tid);
+	if (st == RS_GONE) {
+		snprintf(why, len, "stale: thread %u no longer exists",
+			 t->tid);
+		return VERDICT_STALE;
+	}
+	if (st == RS_RUNNING) {
+		snprintf(why, len, "stale: the thread is running, not in this "
+			 "wait");
+		return VERDICT_STALE;
+	}
+	return VERDICT_NONE;
+}
+
+enum verdict verdict_stale(struct verdict_env *e,
+			   const struct actrack_snap_process *p,
+			   const struct actrack_snap_thread *t,
+			   char *why, size_t len)
+{
+	bool live = e->live && !cli_process_foreign(p);
+
+	why[0] = 0;
+	if (t && (t->torn || !t->nr_activities || !t->activities ||
+		  t->depth > t->nr_activities ||
+		  !verdict_is_wait(t->activities[t->nr_activities - 1].a.type)))
+		return VERDICT_NONE;
+	return stale(live, p, t, why, len);
+}
+
 enum verdict verdict_of_wait(struct verdict_env *e,
 			     const struct actrack_snap_process *p,
 			     const struct actrack_snap_thread *t,
@@ -490,28 +541,12 @@ enum verdict verdict_of_wait(struct verdict_env *e,
 {
 	bool live = e->live && !cli_process_foreign(p);
 	char dur[32], src[160];
+	enum verdict v;
 
 	why[0] = 0;
-	if (live) {
-		enum run_state st;
-
-		if (!cli_process_running(p)) {
-			snprintf(why, len, "stale: process %u no longer runs",
-				 p->pid);
-			return VERDICT_DEAD;
-		}
-		st = thread_state(p->pid, t->tid);
-		if (st == RS_GONE) {
-			snprintf(why, len, "stale: thread %u no longer exists",
-				 t->tid);
-			return VERDICT_STALE;
-		}
-		if (st == RS_RUNNING) {
-			snprintf(why, len, "stale: the thread is running, not "
-				 "in this wait");
-			return VERDICT_STALE;
-		}
-	}
+	v = stale(live, p, t, why, len);
+	if (v != VERDICT_NONE)
+		return v;
 	if (a->type == VERDICT_ACT_SLEEP) {
 		snprintf(why, len, "a sleep");
 		return VERDICT_IDLE;

@@ -692,6 +692,62 @@ TEST_F(hangs, records_of_a_killed_deadlock_are_dead)
 	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
 }
 
+/* dump says what hangs says of records that are stale: the same words,
+ * from the same code (verdict.c). */
+TEST_F(hangs, dump_says_stale_for_a_thread_not_in_its_wait)
+{
+	char want[160];
+	char *argv[] = { "actrack", "--arena", self->path, "dump", NULL };
+	const char *t;
+	unsigned int tid = 0;
+
+	progress_tid = 0;
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  left_its_wait, (void *)computing));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	t = strstr(self->r.out, "' depth 1\n");
+	while (t && t > self->r.out && strncmp(t, "  thread ", 9))
+		t--;
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(1, sscanf(t, "  thread %u 'computing'", &tid));
+	snprintf(want, sizeof(want), "  thread %u: verdict: stale-activity: "
+		 "stale: the thread is running, not in this wait\n", tid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	EXPECT_EQ(1, count_of(self->r.out, "verdict: "));
+}
+
+TEST_F(hangs, dump_says_dead_for_the_records_of_a_killed_process)
+{
+	char want[128];
+	char *argv[] = { "actrack", "--arena", self->path, "dump", NULL };
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, two_threads,
+				  self->sh));
+	snprintf(want, sizeof(want), "  verdict: dead: stale: process %d no "
+		 "longer runs\n", self->w[0].pid);
+	writer_stop(&self->w[0]);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	/* Once for the process, not per thread. */
+	EXPECT_EQ(1, count_of(self->r.out, want));
+	EXPECT_EQ(1, count_of(self->r.out, "verdict: "));
+}
+
+/* A live waiter in a young wait has no verdict in dump: only records
+ * that are stale are said to be. */
+TEST_F(hangs, dump_says_nothing_of_live_waits)
+{
+	char *argv[] = { "actrack", "--arena", self->path, "dump", NULL };
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, two_threads,
+				  self->sh));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_EQ(0, count_of(self->r.out, "verdict: "));
+	EXPECT_NE(NULL, strstr(self->r.out, "lock-acquire"));
+}
+
 /* Its tracker says it lives in another pid namespace (a container of the
  * same uid sharing the arena): our /proc cannot show it. */
 static void foreign_waiter(void *arg)
