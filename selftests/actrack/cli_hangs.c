@@ -16,8 +16,12 @@
  * writers are forked, so that its mutexes have the same address in every
  * process, as pshared locks in a real program's shared mapping do.
  */
+#include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include "snapshot_helpers.h"
 #include "test_harness.h"
@@ -464,6 +468,113 @@ TEST_F(hangs, internal_io_wait_is_a_long_wait_owner_unknown)
 	run_free(&self->r);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, strict));
 	EXPECT_EQ(3, self->r.status);
+}
+
+/* poll() and select() on a self-pipe (fd 41) and a socket (fd 40): the
+ * shim records one descriptor (poll's first, the pipe; select's highest,
+ * the pipe too), but the socket can end the wait: idle. */
+static int set_kind;
+
+static void *set_waiter(void *arg)
+{
+	struct pollfd pf[2] = { { .fd = 41, .events = POLLIN },
+				{ .fd = 40, .events = POLLIN } };
+	fd_set rd;
+
+	actrack_thread_init("set-waiter");
+	actrack_push_io_wait(41, 0);
+	store(&progress_tid, 4);
+	FD_ZERO(&rd);
+	FD_SET(40, &rd);
+	FD_SET(41, &rd);
+	if (set_kind)
+		select(42, &rd, NULL, NULL, NULL);
+	else
+		poll(pf, 2, -1);
+	return arg;
+}
+
+static void set_waiter_start(void *arg)
+{
+	int p[2], sv[2];
+
+	/* Above every descriptor the process has: dup2() closes none. */
+	if (pipe(p) || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ||
+	    dup2(p[0], 41) != 41 || dup2(sv[0], 40) != 40)
+		_exit(12);
+	set_kind = arg != NULL;
+	start_thread(set_waiter, 4);
+}
+
+/* Some thread of @pid is in system call @nr or @alt (the C library may
+ * make select() a pselect6, poll() a ppoll); waits up to 60 s. */
+static bool in_syscall(pid_t pid, long nr, long alt)
+{
+	for (int i = 0; i < 600; i++) {
+		char path[64], buf[256];
+		struct dirent *d;
+		DIR *dir;
+		bool found = false;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		dir = opendir(path);
+		while (dir && !found && (d = readdir(dir))) {
+			FILE *f;
+
+			if (d->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/"
+				 "syscall", pid, d->d_name);
+			f = fopen(path, "r");
+			if (f && fgets(buf, sizeof(buf), f))
+				found = strtol(buf, NULL, 10) == nr ||
+					strtol(buf, NULL, 10) == alt;
+			if (f)
+				fclose(f);
+		}
+		if (dir)
+			closedir(dir);
+		if (found)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+static void set_wait_is_idle(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(hangs) *self, bool select_)
+{
+	char *strict[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			   "50ms", "--interval", "100", "--all",
+			   "--unknown-is-hang", NULL };
+	char mem[64];
+
+	progress_tid = 0;
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  set_waiter_start,
+				  select_ ? (void *)1 : NULL));
+	ASSERT_TRUE(select_ ?
+		    in_syscall(self->w[0].pid, SYS_select, SYS_pselect6) :
+		    in_syscall(self->w[0].pid, SYS_poll, SYS_ppoll));
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", self->w[0].pid);
+	if (access(mem, R_OK))
+		SKIP(return, "%s is not readable here (ptrace rules)", mem);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, strict));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "    verdict: idle: outside "
+			       "input: a socket (fd 40), of 2 descriptors can "
+			       "end it\n"));
+	EXPECT_EQ(NULL, strstr(self->r.out, "owner-unknown"));
+}
+
+TEST_F(hangs, poll_with_a_socket_after_a_self_pipe_is_idle)
+{
+	set_wait_is_idle(_metadata, self, false);
+}
+
+TEST_F(hangs, select_with_a_socket_below_a_self_pipe_is_idle)
+{
+	set_wait_is_idle(_metadata, self, true);
 }
 
 static int the_event;
