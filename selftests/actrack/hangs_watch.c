@@ -37,8 +37,6 @@
 #include "progs_util.h"
 #include "journal_native.h"
 
-#define JOURNAL_DIR	"/run/systemd/journal"
-#define JOURNAL_SOCKET	JOURNAL_DIR "/socket"
 #define JOURNAL_REMOTE	"/lib/systemd/systemd-journal-remote"
 #define HANG_ID		"e73f0a2ca8714de883c2ccd49c3a6394"
 #define END_ID		"8f7342c0e51541698eac2e95f7e640d0"
@@ -61,8 +59,6 @@ FIXTURE(watch) {
 
 FIXTURE_SETUP(watch)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int sz = 8 * 1024 * 1024;
 	const char *why;
 
 	self->sock = -1;
@@ -79,18 +75,8 @@ FIXTURE_SETUP(watch)
 		SKIP(return, "%s", why);
 	if (geteuid() != 0)
 		SKIP(return, "needs root (a mount namespace)");
-	/* This test's process only (the harness forks one per test). */
-	ASSERT_EQ(0, unshare(CLONE_NEWNS));
-	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	mkdir("/run", 0755);
-	mkdir("/run/systemd", 0755);
-	mkdir(JOURNAL_DIR, 0755);
-	ASSERT_EQ(0, mount("tmpfs", JOURNAL_DIR, "tmpfs", 0, "mode=0755"));
-	self->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	self->sock = journal_socket_bind();
 	ASSERT_LE(0, self->sock);
-	setsockopt(self->sock, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", JOURNAL_SOCKET);
-	ASSERT_EQ(0, bind(self->sock, (struct sockaddr *)&sa, sizeof(sa)));
 	test_path(self->arena, sizeof(self->arena), "watch-arena");
 }
 
