@@ -170,6 +170,40 @@ static struct stacks *collect_stacks(const struct actrack_snapshot *s,
 	return st;
 }
 
+/* The text of dump: every process (or @pid's), the global data, the
+ * summary. */
+static void print_text(const struct render *r,
+		       const struct actrack_snapshot *s, bool other_boot,
+		       bool have_pid, uint32_t pid)
+{
+	struct verdict_env env;
+	uint32_t nr_threads = 0;
+
+	/* Stale records are told apart where /proc shows the processes: a
+	 * live arena of this boot. */
+	verdict_env_init(&env, s, cli_same_boot(s) && !cli_saved_image(s));
+	cli_print_time_note(stdout, s, other_boot);
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		nr_threads += s->processes[i].nr_threads;
+		if (have_pid && s->processes[i].pid != pid)
+			continue;
+		print_process(r, &env, &s->processes[i]);
+	}
+	verdict_env_free(&env);
+	if (!have_pid && s->nr_global_values) {
+		puts("global data:");
+		cli_print_values(stdout, "  ", s->global_values,
+				 s->nr_global_values);
+	}
+	printf("%u process%s, %u thread%s", s->nr_processes,
+	       s->nr_processes == 1 ? "" : "es", nr_threads,
+	       nr_threads == 1 ? "" : "s");
+	if (s->nr_torn)
+		printf(" (%u torn)", s->nr_torn);
+	printf(", %u/%u bytes used, corrupt %s\n", s->used_bytes,
+	       s->header.size, s->corrupt ? "yes" : "no");
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -181,11 +215,9 @@ int cmd_dump(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct render r = { 0 };
-	struct verdict_env env;
 	struct actrack_snapshot *s;
 	struct stacks *st;
 	uint64_t pid = 0;
-	uint32_t nr_threads = 0;
 	bool have_pid = false, other_boot, json = false, trace = false;
 	bool stacks = false;
 	int opt, ret;
@@ -254,29 +286,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	r.stacks = st;
 	r.sym = sym_new();
-	/* Stale records are told apart where /proc shows the processes: a
-	 * live arena of this boot. */
-	verdict_env_init(&env, s, cli_same_boot(s) && !cli_saved_image(s));
-	cli_print_time_note(stdout, s, other_boot);
-	for (uint32_t i = 0; i < s->nr_processes; i++) {
-		nr_threads += s->processes[i].nr_threads;
-		if (have_pid && s->processes[i].pid != pid)
-			continue;
-		print_process(&r, &env, &s->processes[i]);
-	}
-	verdict_env_free(&env);
-	if (!have_pid && s->nr_global_values) {
-		puts("global data:");
-		cli_print_values(stdout, "  ", s->global_values,
-				 s->nr_global_values);
-	}
-	printf("%u process%s, %u thread%s", s->nr_processes,
-	       s->nr_processes == 1 ? "" : "es", nr_threads,
-	       nr_threads == 1 ? "" : "s");
-	if (s->nr_torn)
-		printf(" (%u torn)", s->nr_torn);
-	printf(", %u/%u bytes used, corrupt %s\n", s->used_bytes,
-	       s->header.size, s->corrupt ? "yes" : "no");
+	print_text(&r, s, other_boot, have_pid, (uint32_t)pid);
 	ret = ferror(stdout) ? 1 : 0;
 	sym_free(r.sym);
 	stacks_free(st);
