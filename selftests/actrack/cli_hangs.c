@@ -17,6 +17,7 @@
  * process, as pshared locks in a real program's shared mapping do.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -983,6 +984,70 @@ TEST_F(hangs, scope_usage_errors)
 		    "name (1 to 15 bytes): 'sixteen-bytes-xx'");
 	usage_error(_metadata, &self->r, self->path, "--pid", NULL,
 		    "actrack: hangs: --pid: missing argument");
+}
+
+/* Sets a title over its argv (as nginx does): /proc/PID/cmdline then
+ * differs from the command line its record holds. */
+static void retitled(void *arg)
+{
+	memset(program_invocation_name, 'X',
+	       strlen(program_invocation_name));
+}
+
+static const struct actrack_snap_process *
+process_of(const struct actrack_snapshot *s, pid_t pid)
+{
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		if (s->processes[i].pid == (uint32_t)pid)
+			return &s->processes[i];
+	return NULL;
+}
+
+/* The first of hangs' two looks reads no /proc/PID/cmdline: the library's
+ * ACTRACK_SNAP_NO_CMDLINES leaves the records' command lines. */
+TEST_F(hangs, snapshot_without_cmdlines_keeps_the_records)
+{
+	const struct actrack_snap_process *p;
+	struct actrack_snapshot *s = NULL;
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, retitled,
+				  NULL));
+	ASSERT_EQ(0, actrack_snapshot_take(self->path,
+					   ACTRACK_SNAP_ARENA_FILE, &s));
+	p = process_of(s, self->w[0].pid);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ('X', p->cmdline[0]) TH_LOG("%s", p->cmdline);
+	actrack_snapshot_free(s);
+	ASSERT_EQ(0, actrack_snapshot_take(self->path,
+					   ACTRACK_SNAP_ARENA_FILE |
+					   ACTRACK_SNAP_NO_CMDLINES, &s));
+	p = process_of(s, self->w[0].pid);
+	ASSERT_NE(NULL, p);
+	EXPECT_NE('X', p->cmdline[0]) TH_LOG("%s", p->cmdline);
+	EXPECT_NE(NULL, strstr(p->cmdline, "cli_hangs")) TH_LOG("%s",
+							      p->cmdline);
+	actrack_snapshot_free(s);
+	/* Unknown flags are still refused. */
+	EXPECT_EQ(-EINVAL, actrack_snapshot_take(self->path,
+						 ACTRACK_SNAP_ARENA_FILE |
+						 (1U << 7), &s));
+}
+
+/* actrack_snapshot_take_uid(): the module's arena of a uid; its errors
+ * without one (the host). */
+TEST_F(hangs, snapshot_take_uid_errors)
+{
+	struct actrack_snapshot *s = NULL;
+
+	EXPECT_EQ(-EINVAL, actrack_snapshot_take_uid(0, 0, NULL));
+	EXPECT_EQ(-EINVAL, actrack_snapshot_take_uid(0,
+						     ACTRACK_SNAP_ARENA_FILE,
+						     &s));
+	EXPECT_EQ(NULL, s);
+	if (!access("/dev/actrack", F_OK))
+		SKIP(return, "actrack.ko is loaded (hangs_watch tests it)");
+	EXPECT_EQ(-ENOENT, actrack_snapshot_take_uid(0, 0, &s));
+	EXPECT_EQ(NULL, s);
 }
 
 TEST_F(hangs, usage_errors)
