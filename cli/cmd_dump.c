@@ -8,8 +8,29 @@
 #include "render.h"
 #include "stacks.h"
 #include "symbolize.h"
+#include "verdict.h"
 
-static void print_process(const struct render *r,
+/* Records that are stale, in the words of `actrack hangs` (verdict.c):
+ * the process's, once, else each thread's. */
+static void print_stale(struct verdict_env *e,
+			const struct actrack_snap_process *p)
+{
+	char why[192];
+	enum verdict v = verdict_stale(e, p, NULL, why, sizeof(why));
+
+	if (v != VERDICT_NONE) {
+		printf("  verdict: %s: %s\n", verdict_name(v), why);
+		return;
+	}
+	for (uint32_t i = 0; p->threads && i < p->nr_threads; i++) {
+		v = verdict_stale(e, p, &p->threads[i], why, sizeof(why));
+		if (v != VERDICT_NONE)
+			printf("  thread %u: verdict: %s: %s\n",
+			       p->threads[i].tid, verdict_name(v), why);
+	}
+}
+
+static void print_process(const struct render *r, struct verdict_env *e,
 			  const struct actrack_snap_process *p)
 {
 	char buf[48];
@@ -27,6 +48,7 @@ static void print_process(const struct render *r,
 		printf("process %u (no process record) start_ticks %llu\n",
 		       p->pid, (unsigned long long)p->start_ticks);
 	}
+	print_stale(e, p);
 	render_process_text(r, stdout, p);
 }
 
@@ -148,6 +170,40 @@ static struct stacks *collect_stacks(const struct actrack_snapshot *s,
 	return st;
 }
 
+/* The text of dump: every process (or @pid's), the global data, the
+ * summary. */
+static void print_text(const struct render *r,
+		       const struct actrack_snapshot *s, bool other_boot,
+		       bool have_pid, uint32_t pid)
+{
+	struct verdict_env env;
+	uint32_t nr_threads = 0;
+
+	/* Stale records are told apart where /proc shows the processes: a
+	 * live arena of this boot. */
+	verdict_env_init(&env, s, cli_same_boot(s) && !cli_saved_image(s));
+	cli_print_time_note(stdout, s, other_boot);
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		nr_threads += s->processes[i].nr_threads;
+		if (have_pid && s->processes[i].pid != pid)
+			continue;
+		print_process(r, &env, &s->processes[i]);
+	}
+	verdict_env_free(&env);
+	if (!have_pid && s->nr_global_values) {
+		puts("global data:");
+		cli_print_values(stdout, "  ", s->global_values,
+				 s->nr_global_values);
+	}
+	printf("%u process%s, %u thread%s", s->nr_processes,
+	       s->nr_processes == 1 ? "" : "es", nr_threads,
+	       nr_threads == 1 ? "" : "s");
+	if (s->nr_torn)
+		printf(" (%u torn)", s->nr_torn);
+	printf(", %u/%u bytes used, corrupt %s\n", s->used_bytes,
+	       s->header.size, s->corrupt ? "yes" : "no");
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -162,7 +218,6 @@ int cmd_dump(int argc, char **argv)
 	struct actrack_snapshot *s;
 	struct stacks *st;
 	uint64_t pid = 0;
-	uint32_t nr_threads = 0;
 	bool have_pid = false, other_boot, json = false, trace = false;
 	bool stacks = false;
 	int opt, ret;
@@ -231,25 +286,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	r.stacks = st;
 	r.sym = sym_new();
-	cli_print_time_note(stdout, s, other_boot);
-	for (uint32_t i = 0; i < s->nr_processes; i++) {
-		nr_threads += s->processes[i].nr_threads;
-		if (have_pid && s->processes[i].pid != pid)
-			continue;
-		print_process(&r, &s->processes[i]);
-	}
-	if (!have_pid && s->nr_global_values) {
-		puts("global data:");
-		cli_print_values(stdout, "  ", s->global_values,
-				 s->nr_global_values);
-	}
-	printf("%u process%s, %u thread%s", s->nr_processes,
-	       s->nr_processes == 1 ? "" : "es", nr_threads,
-	       nr_threads == 1 ? "" : "s");
-	if (s->nr_torn)
-		printf(" (%u torn)", s->nr_torn);
-	printf(", %u/%u bytes used, corrupt %s\n", s->used_bytes,
-	       s->header.size, s->corrupt ? "yes" : "no");
+	print_text(&r, s, other_boot, have_pid, (uint32_t)pid);
 	ret = ferror(stdout) ? 1 : 0;
 	sym_free(r.sym);
 	stacks_free(st);

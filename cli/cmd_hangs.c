@@ -20,6 +20,7 @@
  * Only hangs and deadlocks are hangs (exit 3); long waits whose owner
  * cannot be seen are listed apart.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -73,7 +74,11 @@ struct hangs {
 	bool all;			/* --all: every judged wait */
 	bool unknown_is_hang;		/* --unknown-is-hang */
 	bool watching;			/* --watch: snapshot errors once */
+	bool all_users;			/* --all-users: every uid's arena */
+	bool selected;			/* read @uid's arena (the module) */
+	uint32_t uid;
 	int snap_err;			/* the last one said, or 0 */
+	int snap_ret;			/* the last snapshot's: 0, -errno */
 	struct scope scope;
 	struct symbolizer *sym;
 	struct stacks *stacks;		/* --stacks, else NULL */
@@ -142,10 +147,6 @@ static bool same_activity(const struct actrack_activity *x,
 	       x->info == y->info;
 }
 
-static bool is_sleep_or_wait(uint8_t type)
-{
-	return type == VERDICT_ACT_SLEEP || wg_is_wait(type);
-}
 
 /* The same thread in the first snapshot, or NULL. */
 static const struct actrack_snap_thread *
@@ -266,7 +267,7 @@ static enum wg_use judge_wait(const struct actrack_snap_process *p,
 
 	a = &t->activities[t->nr_activities - 1].a;
 	n->next = NO_NODE;
-	if (!is_sleep_or_wait(a->type) || !old_enough(h, a) ||
+	if (!verdict_is_wait(a->type) || !old_enough(h, a) ||
 	    (!h->saved_image && !unmoved(h, p, t)))
 		return WG_SKIP;
 	n->in_scope = in_scope(h, p);
@@ -1239,29 +1240,43 @@ static int analyze(struct hangs *h)
  * snapshots @h->interval_ms apart (one of a saved image), every wait
  * judged.  Return: 0, 1 (a snapshot failed, already said) or -errno.
  */
-static int snapshot(struct hangs *h, struct actrack_snapshot **s)
+static int snapshot(struct hangs *h, struct actrack_snapshot **s,
+		    uint32_t flags)
 {
 	char reason[128];
 	int ret;
 
-	if (!h->watching)
-		return cli_snapshot(s);
-	/* Round after round: an arena not there yet (nothing tracked has
-	 * started) is said once, not every round, until it is readable. */
-	ret = actrack_snapshot_take(cli.arena, cli.arena ?
-				    ACTRACK_SNAP_ARENA_FILE : 0, s);
-	if (ret && ret != h->snap_err)
-		cli_errorf("%s: %s", cli_arena_name(),
-			   cli_arena_strerror(cli_arena_name(), ret, reason,
-					      sizeof(reason)));
+	if (h->selected) {
+		ret = actrack_snapshot_take_uid(h->uid, flags, s);
+		/* No arena for the uid (nothing of it was ever tracked) is
+		 * nothing to say. */
+		if (ret == -ENOENT)
+			return h->snap_ret = ret;
+	} else {
+		ret = actrack_snapshot_take(cli.arena, flags | (cli.arena ?
+					    ACTRACK_SNAP_ARENA_FILE : 0), s);
+	}
+	/* Round after round (--watch), an arena not there yet (nothing
+	 * tracked has started) is said once, until it is readable. */
+	if (ret && (!h->watching || ret != h->snap_err)) {
+		if (h->selected)
+			cli_errorf("the arena of uid %u: %s", h->uid,
+				   strerror(-ret));
+		else
+			cli_errorf("%s: %s", cli_arena_name(),
+				   cli_arena_strerror(cli_arena_name(), ret,
+						      reason, sizeof(reason)));
+	}
 	h->snap_err = ret;
-	return ret;
+	return h->snap_ret = ret;
 }
 
 static int look(struct hangs *h, struct actrack_snapshot **s1,
 		struct actrack_snapshot **s2)
 {
-	if (snapshot(h, s1))
+	/* Only what is printed needs the command lines of /proc: the first
+	 * of two looks is for comparing. */
+	if (snapshot(h, s1, ACTRACK_SNAP_NO_CMDLINES))
 		return 1;
 	h->saved_image = cli_saved_image(*s1);
 	h->prev = *s1;
@@ -1273,7 +1288,7 @@ static int look(struct hangs *h, struct actrack_snapshot **s1,
 		if (h->live && sample_prev_cpu(h))
 			return -ENOMEM;
 		sleep_ms(h->interval_ms);
-		if (snapshot(h, s2))
+		if (snapshot(h, s2, 0))
 			return 1;
 	}
 	h->cur = *s2 ? *s2 : *s1;
@@ -1316,6 +1331,7 @@ static void forget(struct hangs *h, struct actrack_snapshot **s1,
  * hung again) is the same episode.
  */
 struct episode {
+	uint32_t arena;		/* the uid of its arena (--all-users) */
 	uint32_t pid, pid_ns, tid;
 	uint64_t start_ticks, wait_ns;
 	uint8_t type;
@@ -1464,6 +1480,12 @@ static bool same_episode(const struct episode *e, const struct wg_thread *w)
 	       e->tid == w->thread->tid && e->wait_ns == w->wait->a.time_ns;
 }
 
+/* The arena looked at: its uid with --all-users, else one for all. */
+static uint32_t arena_of(const struct hangs *h)
+{
+	return h->selected ? h->uid : UINT32_MAX;
+}
+
 static bool is_watched(const struct hangs *h, uint32_t i)
 {
 	return is_hung_node(h, i) ||
@@ -1485,6 +1507,7 @@ static int episode_start(struct hangs *h, struct watch *w, uint32_t i)
 	w->eps = n;
 	ep = &w->eps[w->nr_eps++];
 	memset(ep, 0, sizeof(*ep));
+	ep->arena = arena_of(h);
 	ep->pid = t->proc->pid;
 	ep->pid_ns = t->proc->pid_ns;
 	ep->start_ticks = t->proc->start_ticks;
@@ -1602,8 +1625,9 @@ static int watch_round(struct hangs *h, struct watch *w)
 	size_t k;
 	int ret;
 
+	/* Another arena's episodes are judged when it is looked at. */
 	for (k = 0; k < w->nr_eps; k++)
-		w->eps[k].seen = false;
+		w->eps[k].seen = w->eps[k].arena != arena_of(h);
 	for (uint32_t i = 0; i < h->g.nr_threads; i++) {
 		if (!is_watched(h, i))
 			continue;
@@ -1659,9 +1683,110 @@ static void sleep_until(uint64_t ns)
 	}
 }
 
-static int watch(struct hangs *h, struct watch *w)
+/* One look at one arena, its episodes written.  Return: 0 (also for an
+ * arena not there: a round with nothing in it) or -errno. */
+static int watch_arena(struct hangs *h, struct watch *w)
 {
 	struct actrack_snapshot *s1 = NULL, *s2 = NULL;
+	int ret = look(h, &s1, &s2);
+
+	if (!ret)
+		ret = watch_round(h, w);
+	forget(h, &s1, &s2);
+	return ret == 1 ? 0 : ret;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The uids --all-users looks at: 0 and the owner of every process in
+ * /proc (its effective uid), sorted, each once; *@out malloc()ed. */
+static uint32_t list_uids(uint32_t **out)
+{
+	uint32_t n = 1, cap = 64, k = 1, *u = malloc(cap * sizeof(*u));
+	struct dirent *d;
+	struct stat st;
+	char path[32];
+	DIR *dir;
+
+	*out = u;
+	if (!u)
+		return 0;
+	u[0] = 0;
+	dir = opendir("/proc");
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.16s", d->d_name);
+		if (stat(path, &st))
+			continue;
+		if (n == cap) {
+			uint32_t *m = realloc(u, 2 * cap * sizeof(*u));
+
+			if (!m)
+				break;
+			u = *out = m;
+			cap *= 2;
+		}
+		u[n++] = (uint32_t)st.st_uid;
+	}
+	if (dir)
+		closedir(dir);
+	qsort(u, n, sizeof(*u), cmp_u32);
+	for (uint32_t i = 1; i < n; i++)
+		if (u[i] != u[k - 1])
+			u[k++] = u[i];
+	return k;
+}
+
+/*
+ * --all-users: every uid's arena in turn.  The episodes of an arena that
+ * is gone (its uid has no process left, or the module freed it) ended:
+ * their processes died.
+ */
+static int watch_users(struct hangs *h, struct watch *w)
+{
+	uint32_t *uids, n = list_uids(&uids), nr_seen = 0;
+	int ret = 0;
+
+	if (!uids)
+		return -ENOMEM;
+	h->selected = true;
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		h->uid = uids[i];
+		ret = watch_arena(h, w);
+		if (h->snap_ret != -ENOENT)
+			uids[nr_seen++] = uids[i];
+	}
+	for (size_t k = 0; !ret && k < w->nr_eps;) {
+		if (bsearch(&w->eps[k].arena, uids, nr_seen, sizeof(*uids),
+			    cmp_u32)) {
+			k++;
+			continue;
+		}
+		episode_end(h, w, &w->eps[k], "died");
+		w->eps[k] = w->eps[--w->nr_eps];
+	}
+	free(uids);
+	return ret;
+}
+
+/* --all-users with the module: each uid's arena; else ($ACTRACK_ARENA,
+ * file arenas) the one arena, as without it. */
+static bool all_users(const struct hangs *h)
+{
+	char path[256];
+
+	return h->all_users && actrack_arena_path(NULL, path, sizeof(path)) ==
+			       ACTRACK_BACKEND_MODULE;
+}
+
+static int watch(struct hangs *h, struct watch *w)
+{
 	struct sigaction sa;
 	uint64_t next = mono_ns();
 	int ret = 0;
@@ -1684,14 +1809,7 @@ static int watch(struct hangs *h, struct watch *w)
 		if (watch_stop)
 			break;
 		next = mono_ns() + w->every_ns;
-		ret = look(h, &s1, &s2);
-		if (!ret)
-			ret = watch_round(h, w);
-		forget(h, &s1, &s2);
-		/* An arena that is not there yet (no tracked process has
-		 * started) is a round with nothing in it. */
-		if (ret == 1)
-			ret = 0;
+		ret = all_users(h) ? watch_users(h, w) : watch_arena(h, w);
 		if (ret) {
 			cli_error("hangs: --watch", ret);
 			break;
@@ -1812,11 +1930,114 @@ static int parse_rate(const char *arg, struct watch *w)
 	return 0;
 }
 
-int cmd_hangs(int argc, char **argv)
+/* What the command line asks. */
+struct args {
+	struct hangs h;
+	struct watch w;
+	struct history_opts ho;
+	bool json, stacks, watching, hist, watch_opt, hist_opt;
+};
+
+enum { OPT_FOR = 0x100, OPT_UNKNOWN, OPT_UID, OPT_WATCH, OPT_EVERY,
+       OPT_ROUNDS, OPT_RATE, OPT_JOURNAL, OPT_HISTORY, OPT_SINCE,
+       OPT_UNTIL, OPT_DIRECTORY, OPT_FILE, OPT_ALL_USERS };
+
+/* The options of --watch. */
+static int parse_watch_opt(struct args *a, int opt, const char *arg)
 {
-	enum { OPT_FOR = 0x100, OPT_UNKNOWN, OPT_UID, OPT_WATCH, OPT_EVERY,
-	       OPT_ROUNDS, OPT_RATE, OPT_JOURNAL, OPT_HISTORY, OPT_SINCE,
-	       OPT_UNTIL, OPT_DIRECTORY, OPT_FILE };
+	struct watch *w = &a->w;
+
+	a->watch_opt = true;
+	switch (opt) {
+	case OPT_EVERY:
+		if (cli_parse_duration(arg, &w->every_ns) || !w->every_ns ||
+		    w->every_ns > 86400000000000ULL)
+			return cli_usage_error("hangs", "hangs: --every: not "
+					       "a duration: '%s'", arg);
+		break;
+	case OPT_ROUNDS:
+		if (cli_parse_u64(arg, &w->rounds) || !w->rounds)
+			return cli_usage_error("hangs", "hangs: --rounds: not "
+					       "a number of rounds: '%s'",
+					       arg);
+		break;
+	case OPT_RATE:
+		if (parse_rate(arg, w))
+			return cli_usage_error("hangs", "hangs: --rate: not N "
+					       "or N/DURATION: '%s'", arg);
+		break;
+	case OPT_JOURNAL:
+		w->journal = true;
+		break;
+	case OPT_ALL_USERS:
+		a->h.all_users = true;
+		break;
+	}
+	return 0;
+}
+
+/* The options of --history. */
+static int parse_history_opt(struct args *a, int opt, const char *arg,
+			     const char *name)
+{
+	a->hist_opt = true;
+	switch (opt) {
+	case OPT_SINCE:
+	case OPT_UNTIL:
+		if (journal_parse_time(arg, opt == OPT_SINCE ?
+				       &a->ho.since_us : &a->ho.until_us))
+			return cli_usage_error("hangs", "hangs: %s: not a "
+					       "time: '%s'", name, arg);
+		break;
+	case OPT_DIRECTORY:
+		a->ho.directory = arg;
+		break;
+	case OPT_FILE:
+		a->ho.file = arg;
+		break;
+	}
+	return 0;
+}
+
+/* One option of the look itself.  Return: 0, or the exit status. */
+static int parse_look_opt(struct args *a, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_FOR:
+		if (cli_parse_duration(arg, &a->h.min_age_ns))
+			return cli_usage_error("hangs", "hangs: --for: not a "
+					       "duration: '%s'", arg);
+		break;
+	case 'i':
+		if (cli_parse_u64(arg, &v) || v < 1 || v > 600000)
+			return cli_usage_error("hangs", "hangs: --interval: "
+					       "not 1..600000 ms: '%s'", arg);
+		a->h.interval_ms = (uint32_t)v;
+		break;
+	case 'p':
+	case 'c':
+	case OPT_UID:
+		return parse_scope(&a->h.scope, opt, arg);
+	case 'a':
+		a->h.all = true;
+		break;
+	case OPT_UNKNOWN:
+		a->h.unknown_is_hang = true;
+		break;
+	case 'j':
+		a->json = true;
+		break;
+	case 's':
+		a->stacks = true;
+		break;
+	}
+	return 0;
+}
+
+static int parse_args(struct args *a, int argc, char **argv)
+{
 	static const struct option opts[] = {
 		{ "for", required_argument, NULL, OPT_FOR },
 		{ "interval", required_argument, NULL, 'i' },
@@ -1832,6 +2053,7 @@ int cmd_hangs(int argc, char **argv)
 		{ "rounds", required_argument, NULL, OPT_ROUNDS },
 		{ "rate", required_argument, NULL, OPT_RATE },
 		{ "journal", no_argument, NULL, OPT_JOURNAL },
+		{ "all-users", no_argument, NULL, OPT_ALL_USERS },
 		{ "history", no_argument, NULL, OPT_HISTORY },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "until", required_argument, NULL, OPT_UNTIL },
@@ -1840,112 +2062,37 @@ int cmd_hangs(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct actrack_snapshot *s1 = NULL, *s2 = NULL;
-	struct watch w = { .every_ns = 10000000000ULL, .rate = 30,
-			   .window_ns = 60000000000ULL };
-	struct history_opts ho = { 0 };
-	bool json = false, stacks = false, watching = false, hist = false;
-	bool watch_opt = false, hist_opt = false;
-	struct hangs h;
-	uint64_t v;
-	int opt, ret;
+	int opt, ret = 0;
 
-	memset(&h, 0, sizeof(h));
-	h.min_age_ns = 1000000000ULL;
-	h.interval_ms = 200;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "i:p:c:ajsh", opts,
-				  NULL)) != -1) {
+	while (!ret && (opt = getopt_long(argc, argv, "i:p:c:ajsh", opts,
+					  NULL)) != -1) {
 		switch (opt) {
-		case OPT_FOR:
-			if (cli_parse_duration(optarg, &h.min_age_ns))
-				return cli_usage_error("hangs", "hangs: --for: "
-						       "not a duration: '%s'",
-						       optarg);
-			break;
-		case 'i':
-			if (cli_parse_u64(optarg, &v) || v < 1 || v > 600000)
-				return cli_usage_error("hangs", "hangs: "
-						       "--interval: not 1..600000"
-						       " ms: '%s'", optarg);
-			h.interval_ms = (uint32_t)v;
-			break;
-		case 'p':
-		case 'c':
-		case OPT_UID:
-			ret = parse_scope(&h.scope, opt, optarg);
-			if (ret)
-				return ret;
-			break;
-		case 'a':
-			h.all = true;
-			break;
-		case OPT_UNKNOWN:
-			h.unknown_is_hang = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			stacks = true;
-			break;
 		case OPT_WATCH:
-			watching = true;
+			a->watching = true;
 			break;
 		case OPT_EVERY:
-			watch_opt = true;
-			if (cli_parse_duration(optarg, &w.every_ns) ||
-			    !w.every_ns || w.every_ns > 86400000000000ULL)
-				return cli_usage_error("hangs", "hangs: "
-						       "--every: not a "
-						       "duration: '%s'",
-						       optarg);
-			break;
 		case OPT_ROUNDS:
-			watch_opt = true;
-			if (cli_parse_u64(optarg, &w.rounds) || !w.rounds)
-				return cli_usage_error("hangs", "hangs: "
-						       "--rounds: not a "
-						       "number of rounds: "
-						       "'%s'", optarg);
-			break;
 		case OPT_RATE:
-			watch_opt = true;
-			if (parse_rate(optarg, &w))
-				return cli_usage_error("hangs", "hangs: "
-						       "--rate: not N or "
-						       "N/DURATION: '%s'",
-						       optarg);
-			break;
 		case OPT_JOURNAL:
-			watch_opt = true;
-			w.journal = true;
+		case OPT_ALL_USERS:
+			ret = parse_watch_opt(a, opt, optarg);
 			break;
 		case OPT_HISTORY:
-			hist = true;
+			a->hist = true;
 			break;
 		case OPT_SINCE:
 		case OPT_UNTIL:
-			hist_opt = true;
-			if (journal_parse_time(optarg, opt == OPT_SINCE ?
-					       &ho.since_us : &ho.until_us))
-				return cli_usage_error("hangs", "hangs: %s: "
-						       "not a time: '%s'",
-						       argv[optind - 1],
-						       optarg);
-			break;
 		case OPT_DIRECTORY:
-			hist_opt = true;
-			ho.directory = optarg;
-			break;
 		case OPT_FILE:
-			hist_opt = true;
-			ho.file = optarg;
+			ret = parse_history_opt(a, opt, optarg,
+						argv[optind - 1]);
 			break;
 		case 'h':
 			fputs(cli_help_page("hangs"), stdout);
-			return 0;
-		default:
+			return -1;
+		case '?':
+		case ':':
 			if (optopt == 'i' || optopt == 'p' || optopt == 'c' ||
 			    optopt == OPT_FOR || optopt == OPT_UID ||
 			    optopt == OPT_EVERY || optopt == OPT_ROUNDS ||
@@ -1957,52 +2104,89 @@ int cmd_hangs(int argc, char **argv)
 						       argv[optind - 1]);
 			return cli_usage_error("hangs", "hangs: unknown "
 					       "option '%s'", argv[optind - 1]);
+		default:
+			ret = parse_look_opt(a, opt, optarg);
+			break;
 		}
 	}
-	if (optind < argc)
+	if (!ret && optind < argc)
 		return cli_usage_error("hangs", "hangs: unexpected argument "
 				       "'%s'", argv[optind]);
-	if (watch_opt && !watching)
+	return ret;
+}
+
+/* Options that exclude each other.  Return: 0, or the exit status. */
+static int check_args(const struct args *a)
+{
+	const struct hangs *h = &a->h;
+
+	if (a->watch_opt && !a->watching)
 		return cli_usage_error("hangs", "hangs: --every, --rounds, "
-				       "--rate and --journal need --watch");
-	if (hist_opt && !hist)
+				       "--rate, --journal and --all-users "
+				       "need --watch");
+	if (a->hist_opt && !a->hist)
 		return cli_usage_error("hangs", "hangs: --since, --until, "
 				       "--directory and --file need --history");
-	if (watching && (hist || json || h.all))
+	if (a->watching && (a->hist || a->json || h->all))
 		return cli_usage_error("hangs", "hangs: --watch: not with "
 				       "--history, --json or --all");
-	if (hist && (json || h.all || stacks || h.scope.nr_pids ||
-		     h.scope.comm || h.scope.have_uid))
+	if (a->hist && (a->json || h->all || a->stacks || h->scope.nr_pids ||
+			h->scope.comm || h->scope.have_uid))
 		return cli_usage_error("hangs", "hangs: --history takes only "
 				       "--since, --until, --directory and "
 				       "--file");
-	if (ho.directory && ho.file)
+	if (a->ho.directory && a->ho.file)
 		return cli_usage_error("hangs", "hangs: --directory and --file "
 				       "exclude each other");
-	if (hist)
-		return history(&ho);
-	if (watching) {
-		w.stacks = stacks;
-		h.watching = true;
-		ret = watch(&h, &w);
-		sym_free(h.sym);
+	if (h->all_users && cli.arena)
+		return cli_usage_error("hangs", "hangs: --all-users: not with "
+				       "--arena (it reads the module's "
+				       "arenas)");
+	return 0;
+}
+
+int cmd_hangs(int argc, char **argv)
+{
+	struct actrack_snapshot *s1 = NULL, *s2 = NULL;
+	struct args a = {
+		.w = { .every_ns = 10000000000ULL, .rate = 30,
+		       .window_ns = 60000000000ULL },
+	};
+	struct hangs *h = &a.h;
+	int ret;
+
+	h->min_age_ns = 1000000000ULL;
+	h->interval_ms = 200;
+	ret = parse_args(&a, argc, argv);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = check_args(&a);
+	if (ret)
+		return ret;
+	if (a.hist)
+		return history(&a.ho);
+	if (a.watching) {
+		a.w.stacks = a.stacks;
+		h->watching = true;
+		ret = watch(h, &a.w);
+		sym_free(h->sym);
 		return ret;
 	}
 
-	ret = look(&h, &s1, &s2);
+	ret = look(h, &s1, &s2);
 	if (ret == 1)
 		goto out;
 	if (ret)
 		goto fail;
-	if (stacks && (h.nr_hung || h.nr_unknown))
-		collect_stacks(&h);
-	ret = json ? print_json(&h) : print_text(&h);
+	if (a.stacks && (h->nr_hung || h->nr_unknown))
+		collect_stacks(h);
+	ret = a.json ? print_json(h) : print_text(h);
 	goto out;
 fail:
 	cli_error("hangs", ret);
 	ret = 1;
 out:
-	forget(&h, &s1, &s2);
-	sym_free(h.sym);
+	forget(h, &s1, &s2);
+	sym_free(h->sym);
 	return ret;
 }

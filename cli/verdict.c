@@ -20,21 +20,30 @@
  *  - an epoll set is idle if one member is outside input (a server's
  *    listening socket), internal if all are, and an empty set is a
  *    sleep.
- * Only poll's first and select's highest descriptor are recorded, so
- * those are judged by that one.
+ * The preload library records poll's first and select's highest
+ * descriptor; the others are read where the thread waits: its system
+ * call and arguments (/proc/PID/task/TID/syscall) and the pollfd array or
+ * fd_sets they point to (/proc/PID/mem, which needs ptrace access).  A
+ * poll is idle if one of its descriptors is outside input.  When they
+ * cannot be read, the recorded descriptor is judged alone.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "cli.h"
 #include "verdict.h"
+#include "waitgraph.h"
 
 /* Members of an epoll set looked at, and the nesting of sets followed. */
 #define MAX_MEMBERS	256
@@ -384,6 +393,125 @@ static enum source classify_fd(struct verdict_env *e, struct fd_ref r,
 	return SRC_INTERNAL;
 }
 
+/* ---- every descriptor of a poll or select ----------------------------- */
+
+#define MAX_WAIT_FDS	256
+
+/* @len bytes at @addr of process @pid.  Return: 0 or -1. */
+static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	char path[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static uint32_t poll_fds(uint32_t pid, uint64_t addr, uint64_t nfds,
+			 int recorded, int *fds)
+{
+	struct pollfd pf[MAX_WAIT_FDS];
+	uint32_t n = nfds < MAX_WAIT_FDS ? (uint32_t)nfds : MAX_WAIT_FDS, k = 0;
+
+	if (!n || read_mem(pid, addr, pf, n * sizeof(pf[0])) ||
+	    pf[0].fd != recorded)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (pf[i].fd >= 0)
+			fds[k++] = pf[i].fd;
+	return k;
+}
+
+static uint32_t select_fds(uint32_t pid, const uint64_t *arg, int recorded,
+			   int *fds)
+{
+	bool in[MAX_WAIT_FDS] = { false };
+	uint64_t nfds = arg[0];
+	uint32_t k = 0;
+
+	if (nfds != (uint64_t)recorded + 1 || nfds > MAX_WAIT_FDS)
+		return 0;
+	for (int set = 1; set <= 3; set++) {
+		fd_set fs;
+
+		if (!arg[set])
+			continue;
+		if (read_mem(pid, arg[set], &fs, (nfds + 7) / 8))
+			return 0;
+		for (int fd = 0; fd < (int)nfds; fd++)
+			if (FD_ISSET(fd, &fs))
+				in[fd] = true;
+	}
+	for (int fd = 0; fd < (int)nfds; fd++)
+		if (in[fd])
+			fds[k++] = fd;
+	return k && fds[k - 1] == recorded ? k : 0;
+}
+
+/*
+ * The descriptors of the poll, ppoll, select or pselect that thread @tid
+ * of @pid is in, into @fds (at most MAX_WAIT_FDS): only if it is in one
+ * whose recorded descriptor is @recorded (poll's first, select's
+ * highest).  Return: how many, 0 when that cannot be told.
+ */
+static uint32_t wait_fds(uint32_t pid, uint32_t tid, int recorded, int *fds)
+{
+	char path[64], buf[512];
+	uint64_t arg[6];
+	long nr;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) ||
+	    sscanf(buf, "%ld %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+		   " %" SCNx64 " %" SCNx64, &nr, &arg[0], &arg[1], &arg[2],
+		   &arg[3], &arg[4], &arg[5]) != 7)
+		return 0;
+	switch (nr) {
+#ifdef SYS_poll
+	case SYS_poll:
+#endif
+	case SYS_ppoll:
+		return poll_fds(pid, arg[0], arg[1], recorded, fds);
+#ifdef SYS_select
+	case SYS_select:
+#endif
+	case SYS_pselect6:
+		return select_fds(pid, arg, recorded, fds);
+	}
+	return 0;
+}
+
+/* What can end a wait on descriptors @fds of @r.pid: outside input or
+ * time if one can, else internal (@why: the first such). */
+static enum source classify_set(struct verdict_env *e, uint32_t pid,
+				const int *fds, uint32_t n, char *why,
+				size_t len)
+{
+	char one[96], first[96] = "";
+
+	for (uint32_t i = 0; i < n; i++) {
+		enum source s = classify_fd(e, (struct fd_ref){ pid, fds[i] },
+					    0, one, sizeof(one));
+
+		if (s == SRC_OUTSIDE || s == SRC_TIMER || s == SRC_EMPTY) {
+			snprintf(why, len, "%.96s, of %u descriptors", one,
+				 n);
+			return s;
+		}
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", one);
+	}
+	snprintf(why, len, "%u descriptors, none from outside (%.96s, ...)",
+		 n, first);
+	return SRC_INTERNAL;
+}
+
 /* ---- untracked children ------------------------------------------------ */
 
 #define MAX_CHILDREN	64
@@ -480,7 +608,72 @@ bool verdict_untracked_runs(uint32_t waiter, uint64_t pid, char *why,
 	return false;
 }
 
+/* What can end thread @t's io-wait on @fd: every descriptor of its poll
+ * or select, else @fd alone. */
+static enum source classify_io(struct verdict_env *e,
+			       const struct actrack_snap_process *p,
+			       const struct actrack_snap_thread *t, int fd,
+			       char *why, size_t len)
+{
+	int fds[MAX_WAIT_FDS];
+	uint32_t n = wait_fds(p->pid, t->tid, fd, fds);
+
+	if (n > 1)
+		return classify_set(e, p->pid, fds, n, why, len);
+	return classify_fd(e, (struct fd_ref){ p->pid, fd }, 0, why, len);
+}
+
 /* ---- the verdict ------------------------------------------------------ */
+
+bool verdict_is_wait(uint8_t type)
+{
+	return type == VERDICT_ACT_SLEEP || wg_is_wait(type);
+}
+
+/* Dead or stale, for what our /proc shows (@live), or VERDICT_NONE; @t
+ * NULL: the process alone. */
+static enum verdict stale(bool live, const struct actrack_snap_process *p,
+			  const struct actrack_snap_thread *t, char *why,
+			  size_t len)
+{
+	enum run_state st;
+
+	if (!live)
+		return VERDICT_NONE;
+	if (!cli_process_running(p)) {
+		snprintf(why, len, "stale: process %u no longer runs", p->pid);
+		return VERDICT_DEAD;
+	}
+	if (!t)
+		return VERDICT_NONE;
+	st = thread_state(p->pid, t->tid);
+	if (st == RS_GONE) {
+		snprintf(why, len, "stale: thread %u no longer exists",
+			 t->tid);
+		return VERDICT_STALE;
+	}
+	if (st == RS_RUNNING) {
+		snprintf(why, len, "stale: the thread is running, not in this "
+			 "wait");
+		return VERDICT_STALE;
+	}
+	return VERDICT_NONE;
+}
+
+enum verdict verdict_stale(struct verdict_env *e,
+			   const struct actrack_snap_process *p,
+			   const struct actrack_snap_thread *t,
+			   char *why, size_t len)
+{
+	bool live = e->live && !cli_process_foreign(p);
+
+	why[0] = 0;
+	if (t && (t->torn || !t->nr_activities || !t->activities ||
+		  t->depth > t->nr_activities ||
+		  !verdict_is_wait(t->activities[t->nr_activities - 1].a.type)))
+		return VERDICT_NONE;
+	return stale(live, p, t, why, len);
+}
 
 enum verdict verdict_of_wait(struct verdict_env *e,
 			     const struct actrack_snap_process *p,
@@ -490,28 +683,12 @@ enum verdict verdict_of_wait(struct verdict_env *e,
 {
 	bool live = e->live && !cli_process_foreign(p);
 	char dur[32], src[160];
+	enum verdict v;
 
 	why[0] = 0;
-	if (live) {
-		enum run_state st;
-
-		if (!cli_process_running(p)) {
-			snprintf(why, len, "stale: process %u no longer runs",
-				 p->pid);
-			return VERDICT_DEAD;
-		}
-		st = thread_state(p->pid, t->tid);
-		if (st == RS_GONE) {
-			snprintf(why, len, "stale: thread %u no longer exists",
-				 t->tid);
-			return VERDICT_STALE;
-		}
-		if (st == RS_RUNNING) {
-			snprintf(why, len, "stale: the thread is running, not "
-				 "in this wait");
-			return VERDICT_STALE;
-		}
-	}
+	v = stale(live, p, t, why, len);
+	if (v != VERDICT_NONE)
+		return v;
 	if (a->type == VERDICT_ACT_SLEEP) {
 		snprintf(why, len, "a sleep");
 		return VERDICT_IDLE;
@@ -535,9 +712,8 @@ enum verdict verdict_of_wait(struct verdict_env *e,
 	case ACTRACK_ACT_IO_WAIT:
 		if (!live || a->object > INT32_MAX)
 			break;
-		switch (classify_fd(e, (struct fd_ref){ p->pid,
-							(int)a->object },
-				    0, src, sizeof(src))) {
+		switch (classify_io(e, p, t, (int)a->object, src,
+				    sizeof(src))) {
 		case SRC_OUTSIDE:
 			snprintf(why, len, "outside input: %s can end it",
 				 src);

@@ -71,6 +71,22 @@ enum verdict verdict_of_wait(struct verdict_env *e,
 			     const struct actrack_activity *a,
 			     char *why, size_t len);
 
+/* A sleep (VERDICT_ACT_SLEEP) or a wait (wg_is_wait()): what a verdict
+ * is about. */
+bool verdict_is_wait(uint8_t type);
+
+/*
+ * verdict_stale() - what `actrack dump` says of records: VERDICT_DEAD if
+ * process @p no longer runs (@t NULL: the process alone), VERDICT_STALE if
+ * thread @t's innermost activity is a wait or a sleep and the thread is
+ * gone or running (not in it), else VERDICT_NONE; only for a live arena
+ * and a process of our pid namespace; @why as for verdict_of_wait().
+ */
+enum verdict verdict_stale(struct verdict_env *e,
+			   const struct actrack_snap_process *p,
+			   const struct actrack_snap_thread *t,
+			   char *why, size_t len);
+
 /* utime + stime of thread @tid of @pid, in clock ticks, from
  * /proc/PID/task/TID/stat.  Return: false if it cannot be read. */
 bool verdict_cpu_ticks(uint32_t pid, uint32_t tid, uint64_t *ticks);

@@ -671,6 +671,10 @@ struct actrack_snapshot {
 };
 
 #define ACTRACK_SNAP_ARENA_FILE	(1U << 0)	/* @path is a file/saved image */
+/* The command lines as the records hold them: /proc/PID/cmdline is not
+ * read (a title a program set later, nginx's "worker process", is not
+ * seen); for a look that prints nothing (LIBACTRACK_2.0). */
+#define ACTRACK_SNAP_NO_CMDLINES	(1U << 1)
 
 /**
  * actrack_snapshot_take() - read an arena without writing to it: @path is a
@@ -682,6 +686,16 @@ struct actrack_snapshot {
  */
 ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 				      struct actrack_snapshot **out);
+/**
+ * actrack_snapshot_take_uid() - as actrack_snapshot_take(NULL, @flags) on
+ * the module's arena of @uid instead of the caller's own (ACTRACK_IOC_SELECT;
+ * another uid's needs CAP_SYS_PTRACE or CAP_SYS_ADMIN).  @flags: only
+ * ACTRACK_SNAP_NO_CMDLINES.  LIBACTRACK_2.0.
+ * Return: 0 and *@out, -ENOENT (no module, or no arena for @uid: nothing
+ * of @uid was ever tracked), -EPERM, -EINVAL, -errno.
+ */
+ACTRACK_API int actrack_snapshot_take_uid(uint32_t uid, uint32_t flags,
+					  struct actrack_snapshot **out);
 ACTRACK_API void actrack_snapshot_free(struct actrack_snapshot *snap);
 
 /** actrack_arena_save() - write a consistent image of the arena (the one

@@ -725,6 +725,27 @@ static void refresh_cmdlines(struct actrack_snapshot *s)
 	}
 }
 
+/* The snapshot of mapped arena @m, which it unmaps. */
+static int snapshot_map(struct actrack_map *m, uint32_t flags,
+			struct actrack_snapshot **out)
+{
+	int ret = __actrack_snapshot_arena(&m->arena, out);
+
+	/*
+	 * A saved image is a moment, not a live arena: its "now" is when it
+	 * was saved, or every age would grow with the reader's clock.  Only
+	 * files carry one; the kernel's arena never does, and a value forged
+	 * into it must not move the ages a privileged reader sees.
+	 */
+	if (!ret && m->backend == ACTRACK_BACKEND_FILE &&
+	    (*out)->header.saved_mono_ns)
+		(*out)->taken_mono_ns = (*out)->header.saved_mono_ns;
+	else if (!ret && !(flags & ACTRACK_SNAP_NO_CMDLINES))
+		refresh_cmdlines(*out);
+	__actrack_unmap(m);
+	return ret;
+}
+
 ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 				      struct actrack_snapshot **out)
 {
@@ -734,21 +755,20 @@ ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	ret = __actrack_map_reader(path, flags, &m);
-	if (ret)
-		return ret;
-	ret = __actrack_snapshot_arena(&m.arena, out);
-	/*
-	 * A saved image is a moment, not a live arena: its "now" is when it
-	 * was saved, or every age would grow with the reader's clock.  Only
-	 * files carry one; the kernel's arena never does, and a value forged
-	 * into it must not move the ages a privileged reader sees.
-	 */
-	if (!ret && m.backend == ACTRACK_BACKEND_FILE &&
-	    (*out)->header.saved_mono_ns)
-		(*out)->taken_mono_ns = (*out)->header.saved_mono_ns;
-	else if (!ret)
-		refresh_cmdlines(*out);
-	__actrack_unmap(&m);
-	return ret;
+	ret = __actrack_map_reader(path, flags & ~ACTRACK_SNAP_NO_CMDLINES,
+				   &m);
+	return ret ? ret : snapshot_map(&m, flags, out);
+}
+
+ACTRACK_API int actrack_snapshot_take_uid(uint32_t uid, uint32_t flags,
+					  struct actrack_snapshot **out)
+{
+	struct actrack_map m;
+	int ret;
+
+	if (!out || (flags & ~ACTRACK_SNAP_NO_CMDLINES))
+		return -EINVAL;
+	*out = NULL;
+	ret = __actrack_map_module(false, (long)uid, &m);
+	return ret ? ret : snapshot_map(&m, flags, out);
 }

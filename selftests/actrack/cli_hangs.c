@@ -16,8 +16,13 @@
  * writers are forked, so that its mutexes have the same address in every
  * process, as pshared locks in a real program's shared mapping do.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include "snapshot_helpers.h"
 #include "test_harness.h"
@@ -466,6 +471,113 @@ TEST_F(hangs, internal_io_wait_is_a_long_wait_owner_unknown)
 	EXPECT_EQ(3, self->r.status);
 }
 
+/* poll() and select() on a self-pipe (fd 41) and a socket (fd 40): the
+ * shim records one descriptor (poll's first, the pipe; select's highest,
+ * the pipe too), but the socket can end the wait: idle. */
+static int set_kind;
+
+static void *set_waiter(void *arg)
+{
+	struct pollfd pf[2] = { { .fd = 41, .events = POLLIN },
+				{ .fd = 40, .events = POLLIN } };
+	fd_set rd;
+
+	actrack_thread_init("set-waiter");
+	actrack_push_io_wait(41, 0);
+	store(&progress_tid, 4);
+	FD_ZERO(&rd);
+	FD_SET(40, &rd);
+	FD_SET(41, &rd);
+	if (set_kind)
+		select(42, &rd, NULL, NULL, NULL);
+	else
+		poll(pf, 2, -1);
+	return arg;
+}
+
+static void set_waiter_start(void *arg)
+{
+	int p[2], sv[2];
+
+	/* Above every descriptor the process has: dup2() closes none. */
+	if (pipe(p) || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ||
+	    dup2(p[0], 41) != 41 || dup2(sv[0], 40) != 40)
+		_exit(12);
+	set_kind = arg != NULL;
+	start_thread(set_waiter, 4);
+}
+
+/* Some thread of @pid is in system call @nr or @alt (the C library may
+ * make select() a pselect6, poll() a ppoll); waits up to 60 s. */
+static bool in_syscall(pid_t pid, long nr, long alt)
+{
+	for (int i = 0; i < 600; i++) {
+		char path[64], buf[256];
+		struct dirent *d;
+		DIR *dir;
+		bool found = false;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		dir = opendir(path);
+		while (dir && !found && (d = readdir(dir))) {
+			FILE *f;
+
+			if (d->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/"
+				 "syscall", pid, d->d_name);
+			f = fopen(path, "r");
+			if (f && fgets(buf, sizeof(buf), f))
+				found = strtol(buf, NULL, 10) == nr ||
+					strtol(buf, NULL, 10) == alt;
+			if (f)
+				fclose(f);
+		}
+		if (dir)
+			closedir(dir);
+		if (found)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+static void set_wait_is_idle(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(hangs) *self, bool select_)
+{
+	char *strict[] = { "actrack", "--arena", self->path, "hangs", "--for",
+			   "50ms", "--interval", "100", "--all",
+			   "--unknown-is-hang", NULL };
+	char mem[64];
+
+	progress_tid = 0;
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  set_waiter_start,
+				  select_ ? (void *)1 : NULL));
+	ASSERT_TRUE(select_ ?
+		    in_syscall(self->w[0].pid, SYS_select, SYS_pselect6) :
+		    in_syscall(self->w[0].pid, SYS_poll, SYS_ppoll));
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", self->w[0].pid);
+	if (access(mem, R_OK))
+		SKIP(return, "%s is not readable here (ptrace rules)", mem);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, strict));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.out, "    verdict: idle: outside "
+			       "input: a socket (fd 40), of 2 descriptors can "
+			       "end it\n"));
+	EXPECT_EQ(NULL, strstr(self->r.out, "owner-unknown"));
+}
+
+TEST_F(hangs, poll_with_a_socket_after_a_self_pipe_is_idle)
+{
+	set_wait_is_idle(_metadata, self, false);
+}
+
+TEST_F(hangs, select_with_a_socket_below_a_self_pipe_is_idle)
+{
+	set_wait_is_idle(_metadata, self, true);
+}
+
 static int the_event;
 
 static void event_waiter(void *arg)
@@ -692,6 +804,62 @@ TEST_F(hangs, records_of_a_killed_deadlock_are_dead)
 	EXPECT_NE(NULL, strstr(self->r.out, "no hung threads ("));
 }
 
+/* dump says what hangs says of records that are stale: the same words,
+ * from the same code (verdict.c). */
+TEST_F(hangs, dump_says_stale_for_a_thread_not_in_its_wait)
+{
+	char want[160];
+	char *argv[] = { "actrack", "--arena", self->path, "dump", NULL };
+	const char *t;
+	unsigned int tid = 0;
+
+	progress_tid = 0;
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0,
+				  left_its_wait, (void *)computing));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	t = strstr(self->r.out, "' depth 1\n");
+	while (t && t > self->r.out && strncmp(t, "  thread ", 9))
+		t--;
+	ASSERT_NE(NULL, t);
+	ASSERT_EQ(1, sscanf(t, "  thread %u 'computing'", &tid));
+	snprintf(want, sizeof(want), "  thread %u: verdict: stale-activity: "
+		 "stale: the thread is running, not in this wait\n", tid);
+	EXPECT_NE(NULL, strstr(self->r.out, want));
+	EXPECT_EQ(1, count_of(self->r.out, "verdict: "));
+}
+
+TEST_F(hangs, dump_says_dead_for_the_records_of_a_killed_process)
+{
+	char want[128];
+	char *argv[] = { "actrack", "--arena", self->path, "dump", NULL };
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, two_threads,
+				  self->sh));
+	snprintf(want, sizeof(want), "  verdict: dead: stale: process %d no "
+		 "longer runs\n", self->w[0].pid);
+	writer_stop(&self->w[0]);
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	/* Once for the process, not per thread. */
+	EXPECT_EQ(1, count_of(self->r.out, want));
+	EXPECT_EQ(1, count_of(self->r.out, "verdict: "));
+}
+
+/* A live waiter in a young wait has no verdict in dump: only records
+ * that are stale are said to be. */
+TEST_F(hangs, dump_says_nothing_of_live_waits)
+{
+	char *argv[] = { "actrack", "--arena", self->path, "dump", NULL };
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, two_threads,
+				  self->sh));
+	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_EQ(0, count_of(self->r.out, "verdict: "));
+	EXPECT_NE(NULL, strstr(self->r.out, "lock-acquire"));
+}
+
 /* Its tracker says it lives in another pid namespace (a container of the
  * same uid sharing the arena): our /proc cannot show it. */
 static void foreign_waiter(void *arg)
@@ -816,6 +984,70 @@ TEST_F(hangs, scope_usage_errors)
 		    "name (1 to 15 bytes): 'sixteen-bytes-xx'");
 	usage_error(_metadata, &self->r, self->path, "--pid", NULL,
 		    "actrack: hangs: --pid: missing argument");
+}
+
+/* Sets a title over its argv (as nginx does): /proc/PID/cmdline then
+ * differs from the command line its record holds. */
+static void retitled(void *arg)
+{
+	memset(program_invocation_name, 'X',
+	       strlen(program_invocation_name));
+}
+
+static const struct actrack_snap_process *
+process_of(const struct actrack_snapshot *s, pid_t pid)
+{
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		if (s->processes[i].pid == (uint32_t)pid)
+			return &s->processes[i];
+	return NULL;
+}
+
+/* The first of hangs' two looks reads no /proc/PID/cmdline: the library's
+ * ACTRACK_SNAP_NO_CMDLINES leaves the records' command lines. */
+TEST_F(hangs, snapshot_without_cmdlines_keeps_the_records)
+{
+	const struct actrack_snap_process *p;
+	struct actrack_snapshot *s = NULL;
+
+	ASSERT_EQ(0, writer_start(&self->w[0], self->path, 8, 0, retitled,
+				  NULL));
+	ASSERT_EQ(0, actrack_snapshot_take(self->path,
+					   ACTRACK_SNAP_ARENA_FILE, &s));
+	p = process_of(s, self->w[0].pid);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ('X', p->cmdline[0]) TH_LOG("%s", p->cmdline);
+	actrack_snapshot_free(s);
+	ASSERT_EQ(0, actrack_snapshot_take(self->path,
+					   ACTRACK_SNAP_ARENA_FILE |
+					   ACTRACK_SNAP_NO_CMDLINES, &s));
+	p = process_of(s, self->w[0].pid);
+	ASSERT_NE(NULL, p);
+	EXPECT_NE('X', p->cmdline[0]) TH_LOG("%s", p->cmdline);
+	EXPECT_NE(NULL, strstr(p->cmdline, "cli_hangs")) TH_LOG("%s",
+							      p->cmdline);
+	actrack_snapshot_free(s);
+	/* Unknown flags are still refused. */
+	EXPECT_EQ(-EINVAL, actrack_snapshot_take(self->path,
+						 ACTRACK_SNAP_ARENA_FILE |
+						 (1U << 7), &s));
+}
+
+/* actrack_snapshot_take_uid(): the module's arena of a uid; its errors
+ * without one (the host). */
+TEST_F(hangs, snapshot_take_uid_errors)
+{
+	struct actrack_snapshot *s = NULL;
+
+	EXPECT_EQ(-EINVAL, actrack_snapshot_take_uid(0, 0, NULL));
+	EXPECT_EQ(-EINVAL, actrack_snapshot_take_uid(0,
+						     ACTRACK_SNAP_ARENA_FILE,
+						     &s));
+	EXPECT_EQ(NULL, s);
+	if (!access("/dev/actrack", F_OK))
+		SKIP(return, "actrack.ko is loaded (hangs_watch tests it)");
+	EXPECT_EQ(-ENOENT, actrack_snapshot_take_uid(0, 0, &s));
+	EXPECT_EQ(NULL, s);
 }
 
 TEST_F(hangs, usage_errors)

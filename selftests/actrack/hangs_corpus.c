@@ -92,72 +92,18 @@ static const char *setup(const char *tag)
 			SKIP(return, "%s", why);			\
 	} while (0)
 
-/* `actrack run -- ARGV` on our arena, in its own process group, its
- * stdout a pipe (or @out_file), stdin a pipe we hold. */
-struct job {
-	pid_t pid;
-	int in, out;
-};
-
+/* `actrack run -- ARGV` on our arena (progs_util.h). */
 static int start(struct job *j, char *const argv[], const char *out_file)
 {
-	int pin[2], pout[2];
-
-	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC))
-		return -1;
-	j->pid = fork();
-	if (j->pid < 0)
-		return -1;
-	if (!j->pid) {
-		int fd = out_file ? open(out_file, O_WRONLY | O_CREAT |
-					 O_TRUNC, 0644) : pout[1];
-
-		dup2(pin[0], 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		setpgid(0, 0);
-		setenv(ACTRACK_ENV_ARENA, arena, 1);
-		execv(cli_path(), argv);
-		_exit(127);
-	}
-	close(pin[0]);
-	close(pout[1]);
-	j->in = pin[1];
-	j->out = pout[0];
-	return 0;
+	return job_start(j, argv, arena, out_file);
 }
 
 /* Read the job's output up to a line that starts with @prefix. */
 static bool read_until(struct job *j, const char *prefix)
 {
-	char buf[4096], want[128];
-	size_t n = 0;
+	char buf[4096];
 
-	snprintf(want, sizeof(want), "\n%s", prefix);
-	buf[0] = '\n';
-	n = 1;
-	while (n + 1 < sizeof(buf)) {
-		ssize_t r = read(j->out, buf + n, sizeof(buf) - n - 1);
-
-		if (r <= 0)
-			return false;
-		n += (size_t)r;
-		buf[n] = 0;
-		if (strstr(buf, want))
-			return true;
-	}
-	return false;
-}
-
-static void stop(struct job *j)
-{
-	int st;
-
-	kill(-j->pid, SIGKILL);
-	kill(j->pid, SIGKILL);
-	close(j->in);
-	close(j->out);
-	waitpid(j->pid, &st, 0);
+	return job_read_until(j, prefix, buf, sizeof(buf));
 }
 
 /* The verdicts of one `hangs --all` and its exit status. */
@@ -313,7 +259,7 @@ TEST(idle_nginx)
 	/* The master in sigsuspend() (not a tracked call), the workers in
 	 * epoll_wait() on the listening socket: idle. */
 	measure(_metadata, "idle nginx", V_IDLE, 0, 0, false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -326,7 +272,7 @@ TEST(select_sleeper)
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "select(0, ...) sleeper", V_IDLE, 0, 0, false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -346,7 +292,7 @@ TEST(idle_python_http_server)
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "Serving HTTP"));
 	measure(_metadata, "idle python3 -m http.server", 0, 0, 0, false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -369,7 +315,7 @@ TEST(python_in_accept)
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "python3 in accept()", V_IDLE, 0, 0, false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -389,7 +335,7 @@ TEST(shell_waiting_for_sleep)
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "sh -c 'sleep 60'", V_IDLE, 0, 0, false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -402,7 +348,7 @@ TEST(reaper_of_a_busy_child)
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "reaper of a busy child", V_BLOCKED, 0, 0, false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -428,7 +374,7 @@ TEST(sigkilled_deadlock)
 	}
 	/* `actrack run` execs the program: the same pid. */
 	kill(j.pid, SIGKILL);
-	stop(&j);
+	job_kill(&j);
 	measure(_metadata, "SIGKILLed waiters (records left)", V_DEAD, 0, 0,
 		false);
 	unlink(arena);
@@ -444,7 +390,7 @@ TEST(epoll_on_a_listening_socket)
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "epoll_wait() on a listening socket", V_IDLE, 0, 0,
 		false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -460,7 +406,7 @@ TEST(poll_with_a_timeout)
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "poll() with a timeout, own pipe", V_IDLE, 0, 0,
 		false);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -481,7 +427,7 @@ TEST(abba_threads)
 	 * behind the deadlock. */
 	measure(_metadata, "ABBA deadlock, two threads", V_DEADLOCK | V_HANG,
 		3, 3, true);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -495,7 +441,7 @@ TEST(join_of_a_lock_waiter)
 	ASSERT_TRUE(read_until(&j, "ready"));
 	measure(_metadata, "join of a thread that wants our lock", V_DEADLOCK,
 		3, 3, true);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -512,7 +458,7 @@ TEST(abba_processes)
 	ASSERT_TRUE(read_until(&j, "deadlocked"));
 	measure(_metadata, "ABBA deadlock, two processes", V_DEADLOCK, 3, 3,
 		true);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -546,7 +492,7 @@ TEST(python_two_lock_deadlock)
 	ASSERT_EQ(0, start(&j, argv, NULL));
 	ASSERT_TRUE(read_until(&j, "deadlocked"));
 	measure(_metadata, "python two-Lock deadlock", V_UNKNOWN, 0, 3, true);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -561,7 +507,7 @@ TEST(lock_held_by_a_sleeper)
 	/* The holder's sleep is idle; the thread behind it is hung. */
 	measure(_metadata, "lock held by a thread that sleeps",
 		V_HANG | V_IDLE, 3, 3, true);
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 
@@ -633,7 +579,7 @@ static void stacks_keep_start(struct __test_metadata *_metadata,
 
 			snprintf(why, sizeof(why), "%s", r.err);
 			run_free(&r);
-			stop(&j);
+			job_kill(&j);
 			SKIP(return, "no ptrace here: %s", why);
 		}
 		/* Reported, so its backtrace was taken. */
@@ -647,7 +593,7 @@ static void stacks_keep_start(struct __test_metadata *_metadata,
 		TH_LOG("%s: the wait started again %.3f s later", mode,
 		       (double)(after - before) / 1e9);
 	}
-	stop(&j);
+	job_kill(&j);
 	unlink(arena);
 }
 

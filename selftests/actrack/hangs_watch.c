@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -36,8 +37,6 @@
 #include "progs_util.h"
 #include "journal_native.h"
 
-#define JOURNAL_DIR	"/run/systemd/journal"
-#define JOURNAL_SOCKET	JOURNAL_DIR "/socket"
 #define JOURNAL_REMOTE	"/lib/systemd/systemd-journal-remote"
 #define HANG_ID		"e73f0a2ca8714de883c2ccd49c3a6394"
 #define END_ID		"8f7342c0e51541698eac2e95f7e640d0"
@@ -52,18 +51,19 @@ FIXTURE(watch) {
 	pid_t job;		/* actrack run -- PROG */
 	int job_out;
 	pid_t watch;		/* actrack hangs --watch */
+	uid_t job_uid;		/* not 0: the job runs as this uid, on the
+				 * module's arena */
 	struct entry *e[MAX_ENTRIES];
 	int nr;
 };
 
 FIXTURE_SETUP(watch)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int sz = 8 * 1024 * 1024;
 	const char *why;
 
 	self->sock = -1;
 	self->job = self->watch = 0;
+	self->job_uid = 0;
 	self->nr = 0;
 	self->arena[0] = '\0';
 #ifdef VM_UNDER_SANITIZER
@@ -75,18 +75,8 @@ FIXTURE_SETUP(watch)
 		SKIP(return, "%s", why);
 	if (geteuid() != 0)
 		SKIP(return, "needs root (a mount namespace)");
-	/* This test's process only (the harness forks one per test). */
-	ASSERT_EQ(0, unshare(CLONE_NEWNS));
-	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	mkdir("/run", 0755);
-	mkdir("/run/systemd", 0755);
-	mkdir(JOURNAL_DIR, 0755);
-	ASSERT_EQ(0, mount("tmpfs", JOURNAL_DIR, "tmpfs", 0, "mode=0755"));
-	self->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	self->sock = journal_socket_bind();
 	ASSERT_LE(0, self->sock);
-	setsockopt(self->sock, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", JOURNAL_SOCKET);
-	ASSERT_EQ(0, bind(self->sock, (struct sockaddr *)&sa, sizeof(sa)));
 	test_path(self->arena, sizeof(self->arena), "watch-arena");
 }
 
@@ -141,7 +131,13 @@ static int start_job(FIXTURE_DATA(watch) *self, const char *prog,
 	if (!self->job) {
 		dup2(out[1], 1);
 		setpgid(0, 0);
-		setenv(ACTRACK_ENV_ARENA, self->arena, 1);
+		if (self->job_uid) {
+			if (setgroups(0, NULL) || setgid(self->job_uid) ||
+			    setuid(self->job_uid))
+				_exit(126);
+		} else {
+			setenv(ACTRACK_ENV_ARENA, self->arena, 1);
+		}
 		execv(cli_path(), args);
 		_exit(127);
 	}
@@ -158,7 +154,8 @@ static int start_job(FIXTURE_DATA(watch) *self, const char *prog,
 	return strstr(buf, line) ? 0 : -1;
 }
 
-/* `actrack --arena ARENA hangs --watch --journal --every 200ms ...`. */
+/* `actrack --arena ARENA hangs --watch --journal --every 200ms ...`;
+ * with a job of another uid, on the module's arenas (no --arena). */
 static int start_watch(FIXTURE_DATA(watch) *self, const char *extra)
 {
 	self->watch = fork();
@@ -169,7 +166,7 @@ static int start_watch(FIXTURE_DATA(watch) *self, const char *extra)
 				 "--watch", "--journal", "--every", "200ms",
 				 (char *)extra, NULL };
 
-		execv(cli_path(), args);
+		execv(cli_path(), self->job_uid ? args + 2 : args);
 		_exit(127);
 	}
 	return 0;
@@ -343,6 +340,67 @@ TEST_F_TIMEOUT(watch, deadlock_one_entry_per_episode_and_its_end, 240)
 	EXPECT_STREQ("(none)", val(self->e[3], "ACTRACK_SUPPRESSED"));
 	EXPECT_EQ(0, receive(self, 0, QUIET_MS));
 	self->job = 0;
+}
+
+/* --stacks: each start entry carries the thread's backtrace, and taking
+ * it (a ptrace stop) neither restarts the waits nor starts new episodes
+ * in the rounds after. */
+TEST_F_TIMEOUT(watch, stacks_in_the_entries_and_no_new_episode, 240)
+{
+	uint32_t tids[3];
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, start_job(self, self->prog, "threads", "deadlocked"));
+	ASSERT_EQ(0, start_watch(self, "--stacks"));
+	ASSERT_EQ(3, receive(self, 3, DEADLINE_MS));
+	check_abba_starts(_metadata, self, 0, tids);
+	for (int i = 0; i < 3; i++) {
+		const char *msg = val(self->e[i], "MESSAGE");
+
+		EXPECT_NE(NULL, strstr(msg, "\n    backtrace:\n      #0  0x"))
+			TH_LOG("%s", msg);
+		EXPECT_EQ(NULL, strstr(msg, "backtrace: none"));
+		/* The lock or the join it is stuck in. */
+		EXPECT_TRUE(strstr(msg, "pthread_mutex_lock") ||
+			    strstr(msg, "pthread_join") ||
+			    strstr(msg, "__pthread_clockjoin"))
+			TH_LOG("%s", msg);
+	}
+	/* Several rounds later (the stacks were taken in the first): the
+	 * same episodes, no new entry. */
+	EXPECT_EQ(0, receive(self, 0, QUIET_MS));
+}
+
+/* With the module, the service's --all-users: a deadlock of uid 65534
+ * (its own arena) is seen by root's watch only with it. */
+TEST_F_TIMEOUT(watch, all_users_sees_another_uids_deadlock, 240)
+{
+	char *mine[] = { "actrack", "hangs", "--watch", "--journal", "--every",
+			 "200ms", "--rounds", "10", NULL };
+	uint32_t tids[3];
+	struct run r;
+
+	SETUP_SKIPPED();
+	if (access("/dev/actrack", R_OK))
+		SKIP(return, "no /dev/actrack (actrack.ko not loaded)");
+	if (access(self->prog, X_OK) || access(cli_path(), X_OK))
+		SKIP(return, "no programs to run");
+	/* The module's arenas: not the file arena vmtest gives host
+	 * tests (this process is the test's own: its children inherit). */
+	unsetenv(ACTRACK_ENV_ARENA);
+	self->job_uid = 65534;
+	ASSERT_EQ(0, start_job(self, self->prog, "threads", "deadlocked"));
+	/* Root's own arena only (it may have none: said on stderr):
+	 * nothing, in 10 rounds. */
+	ASSERT_EQ(0, run_cli(&r, NULL, mine));
+	EXPECT_EQ(0, r.status);
+	run_free(&r);
+	EXPECT_EQ(0, receive(self, 0, 300));
+	/* Every uid's: its three episodes. */
+	ASSERT_EQ(0, start_watch(self, "--all-users"));
+	ASSERT_EQ(3, receive(self, 3, DEADLINE_MS));
+	check_abba_starts(_metadata, self, 0, tids);
+	EXPECT_EQ(0, receive(self, 0, QUIET_MS));
 }
 
 TEST_F_TIMEOUT(watch, idle_program_has_no_entry, 240)
@@ -579,7 +637,10 @@ TEST(usage_errors)
 	char *c[] = { "actrack", "hangs", "--since", "today", NULL };
 	char *d[] = { "actrack", "hangs", "--watch", "--json", NULL };
 	char *e[] = { "actrack", "hangs", "--history", "--pid", "1", NULL };
-	char **all[] = { a, b, c, d, e };
+	char *f[] = { "actrack", "hangs", "--all-users", NULL };
+	char *g[] = { "actrack", "--arena", "/nonexistent", "hangs", "--watch",
+		      "--all-users", NULL };
+	char **all[] = { a, b, c, d, e, f, g };
 	struct run r;
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {

@@ -17,8 +17,6 @@
 #include "snapshot_helpers.h"	/* cli_path */
 #include "journal_native.h"
 
-#define JOURNAL_DIR	"/run/systemd/journal"
-#define JOURNAL_SOCKET	JOURNAL_DIR "/socket"
 #define MESSAGE_ID	"5c4a1e0d3f7b4a6e9d2c8b1f0a3e6d47"
 FIXTURE(journal) {
 	int sock;
@@ -29,8 +27,6 @@ FIXTURE(journal) {
 
 FIXTURE_SETUP(journal)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int sz = 8 * 1024 * 1024;
 
 	self->sock = -1;
 	self->mon = 0;
@@ -38,18 +34,8 @@ FIXTURE_SETUP(journal)
 	VM_REQUIRE_MODULE();
 	if (geteuid() != 0)
 		SKIP(return, "needs root (a mount namespace)");
-	/* This test's process only (the harness forks one per test). */
-	ASSERT_EQ(0, unshare(CLONE_NEWNS));
-	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	mkdir("/run", 0755);
-	mkdir("/run/systemd", 0755);
-	mkdir(JOURNAL_DIR, 0755);
-	ASSERT_EQ(0, mount("tmpfs", JOURNAL_DIR, "tmpfs", 0, "mode=0755"));
-	self->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	self->sock = journal_socket_bind();
 	ASSERT_LE(0, self->sock);
-	setsockopt(self->sock, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", JOURNAL_SOCKET);
-	ASSERT_EQ(0, bind(self->sock, (struct sockaddr *)&sa, sizeof(sa)));
 	self->e = calloc(1, sizeof(*self->e));
 	ASSERT_NE(NULL, self->e);
 }

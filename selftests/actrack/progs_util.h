@@ -2,17 +2,23 @@
 /*
  * What the tests that run real programs share: the unmodified programs
  * built beside the tests (build/selftests/progs/NAME, without actrack),
- * and a loopback port for a server.
+ * a loopback port for a server, and a started job (`actrack run`, its
+ * stdin and stdout pipes).
  */
 #ifndef ACTRACK_PROGS_UTIL_H
 #define ACTRACK_PROGS_UTIL_H
 
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 /*
  * progs/@name beside this test binary into @buf.
@@ -79,6 +85,101 @@ static inline const char *run_refused(const char *prog, const char *arg)
 			 r.err);
 	run_free(&r);
 	return why[0] ? why : NULL;
+}
+
+/* A started program: its pid, our ends of its stdin and stdout. */
+struct job {
+	pid_t pid;
+	int in, out;
+};
+
+/*
+ * job_start() - run the CLI (cli_path(), snapshot_helpers.h) with @argv
+ * (`actrack run -- PROG...`) in its own process group, so that
+ * job_kill() gets its children too; stdin a pipe we hold, stdout and
+ * stderr a pipe (or both the file @out_file); with @arena not NULL, that
+ * is its $ACTRACK_ARENA.  Return: 0 or -1.
+ */
+static inline int job_start(struct job *j, char *const argv[],
+			    const char *arena, const char *out_file)
+{
+	int pin[2], pout[2];
+
+	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC))
+		return -1;
+	j->pid = fork();
+	if (j->pid < 0)
+		return -1;
+	if (!j->pid) {
+		int fd = out_file ? open(out_file, O_WRONLY | O_CREAT |
+					 O_TRUNC, 0644) : pout[1];
+
+		dup2(pin[0], 0);
+		dup2(fd, 1);
+		if (out_file)
+			dup2(fd, 2);
+		setpgid(0, 0);
+		if (arena)
+			setenv(ACTRACK_ENV_ARENA, arena, 1);
+		execv(cli_path(), argv);
+		_exit(127);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	j->in = pin[1];
+	j->out = pout[0];
+	return 0;
+}
+
+/*
+ * job_read_until() - read @j's stdout until a whole line that starts with
+ * @prefix has come; what was read is in @buf (@len bytes, NUL-ended; the
+ * program's output from its start).  Return: it came (false: EOF, or
+ * @len filled).
+ */
+static inline bool job_read_until(struct job *j, const char *prefix,
+				  char *buf, size_t len)
+{
+	size_t n = 0, k = strlen(prefix);
+
+	buf[0] = 0;
+	while (n + 1 < len) {
+		ssize_t r = read(j->out, buf + n, len - n - 1);
+
+		if (r <= 0)
+			return false;
+		n += (size_t)r;
+		buf[n] = 0;
+		for (const char *l = buf; l; l = strchr(l, '\n')) {
+			if (*l == '\n')
+				l++;
+			if (!strncmp(l, prefix, k) && strchr(l + k, '\n'))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* job_finish() - close our pipe ends and reap @j.  Return: its exit
+ * status, 128 + the signal that killed it, or -1. */
+static inline int job_finish(struct job *j)
+{
+	int st;
+
+	close(j->in);
+	close(j->out);
+	if (waitpid(j->pid, &st, 0) != j->pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* job_kill() - SIGKILL @j's process group and @j, and reap it (a zombie
+ * would still look like a running process). */
+static inline void job_kill(struct job *j)
+{
+	kill(-j->pid, SIGKILL);
+	kill(j->pid, SIGKILL);
+	job_finish(j);
 }
 
 #endif /* ACTRACK_PROGS_UTIL_H */

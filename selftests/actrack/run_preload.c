@@ -72,74 +72,6 @@ static void teardown(void)
 		unlink(arena);
 }
 
-/* A started `actrack run`, its stdin and stdout as pipes. */
-struct job {
-	pid_t pid;
-	int in, out;
-};
-
-static int start(struct job *j, char *const argv[])
-{
-	int pin[2], pout[2];
-
-	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC))
-		return -1;
-	j->pid = fork();
-	if (j->pid < 0)
-		return -1;
-	if (!j->pid) {
-		dup2(pin[0], 0);
-		dup2(pout[1], 1);
-		/* Its own process group, so that kill_job() gets children. */
-		setpgid(0, 0);
-		execv(cli_path(), argv);
-		_exit(127);
-	}
-	close(pin[0]);
-	close(pout[1]);
-	j->in = pin[1];
-	j->out = pout[0];
-	return 0;
-}
-
-/* Read @j's stdout up to a line equal to @line (what it read in @buf). */
-static bool read_until(struct job *j, const char *line, char *buf, size_t len)
-{
-	size_t n = 0;
-	char want[128];
-
-	snprintf(want, sizeof(want), "%s\n", line);
-	while (n + 1 < len) {
-		ssize_t r = read(j->out, buf + n, len - n - 1);
-
-		if (r <= 0)
-			return false;
-		n += (size_t)r;
-		buf[n] = 0;
-		if (strstr(buf, want))
-			return true;
-	}
-	return false;
-}
-
-static int finish(struct job *j)
-{
-	int st;
-
-	close(j->in);
-	close(j->out);
-	if (waitpid(j->pid, &st, 0) != j->pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void kill_job(struct job *j)
-{
-	kill(-j->pid, SIGKILL);
-	kill(j->pid, SIGKILL);
-	finish(j);
-}
-
 TEST(output_and_status_are_the_programs)
 {
 	char *run_argv[] = { "actrack", "run", "--", abba, "echo", "one",
@@ -279,10 +211,10 @@ TEST(deadlock_between_threads_is_named)
 	struct run r;
 
 	SETUP("threads");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "deadlocked", buf, sizeof(buf)));
 	ASSERT_EQ(0, hangs_until(&r, 3, "DEADLOCK:"));
-	kill_job(&j);
+	job_kill(&j);
 	dl = strstr(r.out, "DEADLOCK:");
 	ASSERT_NE(NULL, dl);
 	/* Two threads wait for the lock the other holds (its held set),
@@ -305,11 +237,11 @@ TEST(deadlock_between_processes_is_named)
 	int child = 0;
 
 	SETUP("procs");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "deadlocked", buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
 	ASSERT_EQ(0, hangs_until(&r, 3, "DEADLOCK:"));
-	kill_job(&j);
+	job_kill(&j);
 	dl = strstr(r.out, "DEADLOCK:");
 	ASSERT_NE(NULL, dl);
 	snprintf(want, sizeof(want), "in process %d ", child);
@@ -358,10 +290,10 @@ TEST(python_threads_show_waiting)
 		SKIP(return, "no /usr/bin/python3 (Debian's python3)");
 	if (sizeof(void *) != 8)
 		SKIP(return, "this build's preload is 32-bit, python3 is not");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "deadlocked", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "deadlocked", buf, sizeof(buf)));
 	ret = hangs_until(&r, -1, "3 long waits with owner unknown");
-	kill_job(&j);
+	job_kill(&j);
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(0, r.status);
 	for (const char *p = r.out; (p = strstr(p, "waiting ")); p++)
@@ -400,13 +332,13 @@ static void children(struct __test_metadata *_metadata, bool follow)
 
 	snprintf(parent, sizeof(parent), "%s child", abba);
 	snprintf(child, sizeof(child), "%s wait", abba);
-	ASSERT_EQ(0, start(&j, follow ? followed : alone));
-	ASSERT_TRUE(read_until(&j, "waiting", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, follow ? followed : alone, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "waiting", buf, sizeof(buf)));
 	/* Both have attached by now: the child in its constructor, before
 	 * it printed. */
 	EXPECT_TRUE(tracked(parent));
 	EXPECT_EQ(follow, tracked(child));
-	EXPECT_EQ(0, finish(&j));
+	EXPECT_EQ(0, job_finish(&j));
 }
 
 TEST(exec_children_are_followed)
@@ -440,14 +372,14 @@ TEST(death_report_names_the_wait)
 	SETUP("death");
 	if (arena[0])
 		SKIP(return, "death reports come from actrack.ko (the VM)");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "waiting", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "waiting", buf, sizeof(buf)));
 	/* It prints, then reads: wait for the read to be on its stack. */
 	for (i = 0; i < 500 && !vm_in_io_wait(j.pid, 0, false); i++)
 		usleep(10 * 1000);
 	ASSERT_LT(i, 500);
 	kill(j.pid, SIGKILL);
-	ASSERT_EQ(128 + SIGKILL, finish(&j));
+	ASSERT_EQ(128 + SIGKILL, job_finish(&j));
 	snprintf(want, sizeof(want), "pid %d (", j.pid);
 	/* The kernel reports from a workqueue: give it a moment. */
 	for (i = 0; i < 100; i++) {
@@ -482,10 +414,10 @@ TEST(join_names_an_untracked_thread)
 	int ret;
 
 	SETUP("join");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "joining", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "joining", buf, sizeof(buf)));
 	ret = hangs_until(&r, 3, "");
-	kill_job(&j);
+	job_kill(&j);
 	ASSERT_EQ(0, ret);
 	EXPECT_NE(NULL, strstr(r.out, "1 hung thread"));
 	w = strstr(r.out, " for tid ");
@@ -523,12 +455,12 @@ TEST(thread_names_follow_the_program)
 	struct job j;
 
 	SETUP("names");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "named", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "named", buf, sizeof(buf)));
 	EXPECT_TRUE(has_thread_named(j.pid, "by-setname"));
 	EXPECT_TRUE(has_thread_named(j.pid, "by-prctl"));
 	EXPECT_FALSE(has_thread_named(j.pid, "abba"));
-	EXPECT_EQ(0, finish(&j));
+	EXPECT_EQ(0, job_finish(&j));
 	teardown();
 }
 
@@ -638,10 +570,10 @@ TEST(join_right_after_create_is_a_deadlock)
 	argv[3] = (char *)prog("run_join");
 	for (int i = 0; i < 20; i++) {
 		unlink(arena);
-		ASSERT_EQ(0, start(&j, argv));
-		ASSERT_TRUE(read_until(&j, "joining", buf, sizeof(buf)));
+		ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+		ASSERT_TRUE(job_read_until(&j, "joining", buf, sizeof(buf)));
 		ret = hangs_until(&r, 3, "1 deadlock");
-		kill_job(&j);
+		job_kill(&j);
 		ASSERT_EQ(0, ret) TH_LOG("run %d", i);
 		EXPECT_NE(NULL, strstr(r.out, "DEADLOCK:"));
 		EXPECT_NE(NULL, strstr(r.out, " for tid "));
@@ -666,8 +598,8 @@ TEST(siglongjmp_out_of_read_leaves_no_wait)
 
 	SETUP("longjmp");
 	argv[3] = (char *)prog("run_longjmp");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "jumped", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "jumped", buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "fd %d", &fd));
 	/* Once the write that printed "jumped" has returned, nothing is on
 	 * the thread's stack, least of all the read it jumped out of. */
@@ -677,7 +609,7 @@ TEST(siglongjmp_out_of_read_leaves_no_wait)
 	EXPECT_EQ(0, activities(j.pid, ACTRACK_ACT_IO_WAIT, 1));
 	EXPECT_EQ(0, activities(j.pid, ACTRACK_ACT_IO_WAIT, (uint64_t)fd));
 	EXPECT_EQ(0, activities(j.pid, 0, 0));
-	kill_job(&j);
+	job_kill(&j);
 	teardown();
 }
 
@@ -690,10 +622,10 @@ TEST(fortified_read_is_an_io_wait)
 
 	SETUP("fortify");
 	argv[3] = (char *)prog("run_fortify");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "reading", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "reading", buf, sizeof(buf)));
 	EXPECT_TRUE(io_wait_shows(j.pid, 0));
-	EXPECT_EQ(0, finish(&j));
+	EXPECT_EQ(0, job_finish(&j));
 	teardown();
 }
 
@@ -711,11 +643,11 @@ TEST(fork_from_handler_inside_bookkeeping_is_tracked)
 
 	SETUP("forkguard");
 	argv[3] = (char *)prog("run_forkguard");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "forked", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "forked", buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
 	EXPECT_TRUE(io_wait_shows(child, 0));
-	kill_job(&j);
+	job_kill(&j);
 	teardown();
 }
 
@@ -772,8 +704,8 @@ TEST(dlopened_library_is_a_module)
 		SKIP(return, "no C compiler to build the library");
 	}
 	argv[3] = (char *)prog("run_dlopen");
-	ASSERT_EQ(0, start(&j, argv));
-	ASSERT_TRUE(read_until(&j, "loaded", buf, sizeof(buf)));
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "loaded", buf, sizeof(buf)));
 	ASSERT_EQ(0, actrack_snapshot_take(arena[0] ? arena : NULL,
 					   arena[0] ? ACTRACK_SNAP_ARENA_FILE :
 					   0, &s));
@@ -784,7 +716,7 @@ TEST(dlopened_library_is_a_module)
 					 so_path);
 	actrack_snapshot_free(s);
 	EXPECT_EQ(1, found);
-	EXPECT_EQ(0, finish(&j));
+	EXPECT_EQ(0, job_finish(&j));
 	unlink(so_path);
 	unlink(c_path);
 	rmdir(dir);

@@ -79,68 +79,62 @@ static int run_reaper(void)
 	return 1;
 }
 
-static int run_epoll(void)
+/* epoll_wait() with no timeout, forever, on a set of @fd alone. */
+static int epoll_forever(int fd)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 	struct epoll_event out;
-	int s, ep;
+	int ep = epoll_create1(0);
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	ep = epoll_create1(0);
-	if (s < 0 || ep < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(s, 8))
-		return 1;
-	ev.data.fd = s;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev))
+	if (fd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
 		return 1;
 	ready();
 	for (;;)
 		epoll_wait(ep, &out, 1, -1);
+	return 1;
+}
+
+static int run_epoll(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(s, 8))
+		return 1;
+	return epoll_forever(s);
+}
+
+static int run_eventfd(void)
+{
+	return epoll_forever(eventfd(0, 0));
+}
+
+/* poll() of a pipe only it could write to, forever, each call with
+ * @timeout_ms (-1: none). */
+static int poll_own_pipe(int timeout_ms)
+{
+	struct pollfd p = { .events = POLLIN };
+	int fds[2];
+
+	if (pipe(fds))
+		return 1;
+	p.fd = fds[0];
+	ready();
+	for (;;)
+		poll(&p, 1, timeout_ms);
 	return 1;
 }
 
 static int run_timer(void)
 {
-	struct pollfd p = { .events = POLLIN };
-	int fds[2];
-
-	if (pipe(fds))
-		return 1;
-	p.fd = fds[0];
-	ready();
-	for (;;)
-		poll(&p, 1, 600 * 1000);
-	return 1;
-}
-
-static int run_eventfd(void)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct epoll_event out;
-	int e = eventfd(0, 0), ep = epoll_create1(0);
-
-	if (e < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev))
-		return 1;
-	ready();
-	for (;;)
-		epoll_wait(ep, &out, 1, -1);
-	return 1;
+	return poll_own_pipe(600 * 1000);
 }
 
 static int run_pollpipe(void)
 {
-	struct pollfd p = { .events = POLLIN };
-	int fds[2];
-
-	if (pipe(fds))
-		return 1;
-	p.fd = fds[0];
-	ready();
-	for (;;)
-		poll(&p, 1, -1);
-	return 1;
+	return poll_own_pipe(-1);
 }
 
 static int run_readpipe(void)
