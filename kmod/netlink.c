@@ -4,8 +4,9 @@
  * counters.
  *
  * Death reports name other users' command lines and what their threads
- * were doing, so they are not multicast: any user may join a genetlink
- * multicast group on 6.1, which has no per-listener filter.  Each report
+ * were doing, so they are not multicast: a genetlink multicast group
+ * can be guarded by a capability only, and 6.1 has no per-listener
+ * filter.  Each report
  * is unicast to every subscribed socket whose owner may see it: the same
  * uid as the dead process, or a subscriber that asked for all uids and was
  * privileged (CAP_SYS_PTRACE or CAP_SYS_ADMIN) in its user namespace when
@@ -18,7 +19,9 @@
  * netlink_capable() exists for) is refused with -EPERM.  Network
  * namespaces do not filter; pid namespaces do: a subscriber (or dumper)
  * sees a death only if the dead process is visible in its pid namespace,
- * with ACTRACK_A_PID translated into that namespace.  Thread ids, records
+ * with ACTRACK_A_PID translated into that namespace.  That namespace is
+ * the request writer's (the kernel keeps none for a socket's opener; the
+ * writer has the opener's uid and user namespace).  Thread ids, records
  * and start_ticks stay as the dead process saw them (ACTRACK_A_PID_NS
  * names its namespace).
  *
