@@ -11,12 +11,21 @@
  * the next writer gets a fresh one.  What outlives the memory is the
  * small bookkeeping with the death ring, so that GET_DEATHS still
  * replays a uid's last deaths after its last process died; that is kept
- * until module unload, or until the table needs the slot (the oldest idle
- * arena goes first).  Memory is charged to the memory cgroup of the
- * process that needed it, and arenas are bounded twice: max_arenas in
- * all, and max_arenas_per_user per charged user (actrack_charged_uid():
- * a rootless container's subordinate uids count as its owner's), so that
- * one user cannot lock the others out.
+ * until module unload, or until the table needs the slot (below).  Memory
+ * is charged to the memory cgroup of the process that needed it.
+ *
+ * Arenas and subscriptions are paid for by a budget (struct
+ * actrack_budget): a host uid, which also pays for every user namespace
+ * it created (a rootless container's subordinate uids count as their
+ * owner's), or a user namespace that host root created (LXD, Docker with
+ * userns-remap, systemd-nspawn -U, PrivateUsers=), with everything below
+ * it: root's containers are not root.  The arena of kuid 0 is always host
+ * root's.  A budget holds at most max_arenas_per_user arenas; all budgets
+ * but host root's share max_arenas, so that nobody below host root can
+ * lock it out.  To make room, an arena goes only while idle (no memory,
+ * nobody holding it), the oldest first, and only one of the asking budget
+ * itself, one that never recorded a death, or one whose budget's user
+ * namespace is gone: nobody evicts another live budget's history.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,9 +42,10 @@
 #include "internal.h"
 #include "compat.h"
 
-static LIST_HEAD(actrack_arenas);		/* append only until unload */
+static LIST_HEAD(actrack_arenas);		/* in creation order */
 static DEFINE_MUTEX(actrack_arenas_mutex);
 static unsigned int actrack_nr_arenas;
+static unsigned long actrack_arena_ids;		/* last id handed out */
 static uuid_t actrack_boot_id;			/* zero if unknown */
 
 void actrack_report_free(struct actrack_report *d)
@@ -45,15 +55,43 @@ void actrack_report_free(struct actrack_report *d)
 	kvfree(d);
 }
 
-kuid_t actrack_charged_uid(const struct cred *cred)
+/* Fill @b with who pays for what @cred makes; actrack_budget_put() it. */
+void actrack_budget_get(const struct cred *cred, struct actrack_budget *b)
 {
 	struct user_namespace *ns = cred->user_ns;
 
-	if (ns == &init_user_ns)
-		return cred->euid;
+	b->uid = cred->euid;
+	b->ns = NULL;
+	/* kuid 0 is host root wherever it runs. */
+	if (ns == &init_user_ns || uid_eq(cred->euid, GLOBAL_ROOT_UID))
+		return;
 	while (ns->parent != &init_user_ns)
 		ns = ns->parent;
-	return ns->owner;
+	if (!uid_eq(ns->owner, GLOBAL_ROOT_UID)) {
+		b->uid = ns->owner;
+		return;
+	}
+	/* @cred holds its namespace, which holds its ancestors. */
+	b->uid = INVALID_UID;
+	b->ns = get_user_ns(ns);
+}
+
+void actrack_budget_put(struct actrack_budget *b)
+{
+	if (b->ns)
+		put_user_ns(b->ns);
+	b->ns = NULL;
+}
+
+bool actrack_budget_eq(const struct actrack_budget *a,
+		       const struct actrack_budget *b)
+{
+	return a->ns == b->ns && uid_eq(a->uid, b->uid);
+}
+
+static bool actrack_budget_is_root(const struct actrack_budget *b)
+{
+	return !b->ns && uid_eq(b->uid, GLOBAL_ROOT_UID);
 }
 
 /*
@@ -114,6 +152,7 @@ static void actrack_karena_release(struct kref *kref)
 	kfree(ka->ring);
 	actrack_capture_pool_free(ka);
 	actrack_mem_free(ka);
+	actrack_budget_put(&ka->budget);
 	kfree(ka);
 }
 
@@ -183,8 +222,9 @@ void actrack_arena_mem_put(struct actrack_karena *ka)
 }
 
 /* Only the bookkeeping: memory comes with its first user. */
+/* Takes over the reference of @budget. */
 static struct actrack_karena *actrack_arena_create(kuid_t uid,
-						  kuid_t charged)
+						  struct actrack_budget *budget)
 {
 	struct actrack_karena *ka;
 
@@ -199,7 +239,9 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid,
 	}
 	ka->size = actrack_arena_size;
 	ka->uid = uid;
-	ka->charged = charged;
+	ka->id = ++actrack_arena_ids;
+	ka->budget = *budget;
+	budget->ns = NULL;
 	kref_init(&ka->kref);
 	mutex_init(&ka->lock);
 	mutex_init(&ka->mem_lock);
@@ -208,20 +250,59 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid,
 	return ka;
 }
 
-/*
- * Lock held: drop one idle arena (no memory, nobody but the list holding
- * it) to make room, the oldest first, of @charged's if @same_user.  Its
- * death ring goes with it.  Return: true if one went.
+/* Lock held: the table is the only one that holds it, so nobody can
+ * start using it; its memory is gone.
  */
-static bool actrack_arena_evict_locked(kuid_t charged, bool same_user)
+static bool actrack_arena_idle_locked(struct actrack_karena *ka)
+{
+	return kref_read(&ka->kref) == 1 && !READ_ONCE(ka->mem);
+}
+
+/*
+ * Lock held: is @b a user namespace that nothing holds but our arenas
+ * (no process, no child namespace, no subscription, no open nsfs file)?
+ * Then it can never make or use an arena again.
+ */
+static bool actrack_budget_gone_locked(const struct actrack_budget *b)
+{
+	struct actrack_karena *ka;
+	unsigned int refs = 0;
+
+	if (!b->ns)
+		return false;
+	list_for_each_entry(ka, &actrack_arenas, node)
+		refs += ka->budget.ns == b->ns;
+	return refcount_read(&b->ns->ns.count) <= refs;
+}
+
+/*
+ * Lock held: may @ka go to make room for @b?  With @own_only, only if it
+ * is @b's; else also if it holds no history (its death ring is empty: an
+ * idle arena has no writer) or its budget is gone, but never host root's,
+ * which max_arenas does not count.
+ */
+static bool actrack_arena_evictable_locked(struct actrack_karena *ka,
+					   const struct actrack_budget *b,
+					   bool own_only)
+{
+	if (!actrack_arena_idle_locked(ka))
+		return false;
+	if (actrack_budget_eq(&ka->budget, b))
+		return true;
+	if (own_only || actrack_budget_is_root(&ka->budget))
+		return false;
+	return !READ_ONCE(ka->ring_count) ||
+	       actrack_budget_gone_locked(&ka->budget);
+}
+
+/* Lock held: drop the oldest arena that may go.  Return: true if one did. */
+static bool actrack_arena_evict_locked(const struct actrack_budget *b,
+				       bool own_only)
 {
 	struct actrack_karena *ka;
 
 	list_for_each_entry(ka, &actrack_arenas, node) {
-		if (same_user && !uid_eq(ka->charged, charged))
-			continue;
-		/* Nobody else holds it, so nobody can start using it. */
-		if (kref_read(&ka->kref) != 1 || READ_ONCE(ka->mem))
+		if (!actrack_arena_evictable_locked(ka, b, own_only))
 			continue;
 		list_del(&ka->node);
 		actrack_nr_arenas--;
@@ -242,36 +323,51 @@ static struct actrack_karena *actrack_arena_find_locked(kuid_t uid)
 }
 
 /*
+ * Lock held: make room for one more arena of @b, within its
+ * max_arenas_per_user and, unless it is host root's, within max_arenas.
+ * Return: 0 or -ENOSPC.
+ */
+static int actrack_arena_room_locked(const struct actrack_budget *b)
+{
+	unsigned int same = 0, root = 0;
+	struct actrack_karena *ka;
+
+	list_for_each_entry(ka, &actrack_arenas, node) {
+		same += actrack_budget_eq(&ka->budget, b);
+		root += actrack_budget_is_root(&ka->budget);
+	}
+	if (same >= actrack_max_arenas_per_user)
+		return actrack_arena_evict_locked(b, true) ? 0 : -ENOSPC;
+	if (actrack_budget_is_root(b) ||
+	    actrack_nr_arenas - root < actrack_max_arenas)
+		return 0;
+	return actrack_arena_evict_locked(b, false) ? 0 : -ENOSPC;
+}
+
+/*
  * Return: a new reference to @cred's euid's arena, ERR_PTR(-ENOSPC) when
- * max_arenas exist or its charged user has max_arenas_per_user, or
- * ERR_PTR(-ENOMEM).
+ * its budget or the table is full and nothing may go, or ERR_PTR(-ENOMEM).
  */
 struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred)
 {
-	kuid_t uid = cred->euid, charged = actrack_charged_uid(cred);
+	kuid_t uid = cred->euid;
+	struct actrack_budget b;
 	struct actrack_karena *ka;
-	unsigned int same = 0;
+	int ret;
 
+	actrack_budget_get(cred, &b);
 	mutex_lock(&actrack_arenas_mutex);
 	ka = actrack_arena_find_locked(uid);
 	if (ka) {
 		actrack_karena_get(ka);
 		goto out;
 	}
-	list_for_each_entry(ka, &actrack_arenas, node)
-		if (uid_eq(ka->charged, charged))
-			same++;
-	if (same >= actrack_max_arenas_per_user) {
-		if (!actrack_arena_evict_locked(charged, true)) {
-			ka = ERR_PTR(-ENOSPC);
-			goto out;
-		}
-	} else if (actrack_nr_arenas >= actrack_max_arenas &&
-		   !actrack_arena_evict_locked(charged, false)) {
-		ka = ERR_PTR(-ENOSPC);
+	ret = actrack_arena_room_locked(&b);
+	if (ret) {
+		ka = ERR_PTR(ret);
 		goto out;
 	}
-	ka = actrack_arena_create(uid, charged);
+	ka = actrack_arena_create(uid, &b);
 	if (IS_ERR(ka))
 		goto out;
 	list_add_tail(&ka->node, &actrack_arenas);	/* the list's ref */
@@ -279,6 +375,7 @@ struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred)
 	actrack_karena_get(ka);
 out:
 	mutex_unlock(&actrack_arenas_mutex);
+	actrack_budget_put(&b);
 	return ka;
 }
 
@@ -296,16 +393,18 @@ struct actrack_karena *actrack_arena_lookup(kuid_t uid)
 }
 
 /*
- * The list only grows until unload, so an index is a stable cursor for a
- * netlink dump that is resumed later.  Return: a new reference or NULL.
+ * The list is in creation order and ids only grow, so an id is a stable
+ * cursor for a netlink dump that is resumed later, even across evictions.
+ * Return: a new reference to the first arena whose id is at least @id, or
+ * NULL.
  */
-struct actrack_karena *actrack_arena_nth(unsigned long idx)
+struct actrack_karena *actrack_arena_next(unsigned long id)
 {
 	struct actrack_karena *ka;
 
 	mutex_lock(&actrack_arenas_mutex);
 	list_for_each_entry(ka, &actrack_arenas, node) {
-		if (!idx--) {
+		if (ka->id >= id) {
 			actrack_karena_get(ka);
 			mutex_unlock(&actrack_arenas_mutex);
 			return ka;

@@ -414,7 +414,7 @@ bool actrack_proc_group_ending(struct actrack_kproc *p)
 	if (task) {
 		sig = task->signal;
 		ending = (READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) ||
-			 READ_ONCE(sig->group_exec_task) ||
+			 actrack_group_exec_running(sig) ||
 			 !atomic_read(&sig->live);
 	}
 	rcu_read_unlock();

@@ -5,7 +5,8 @@
  *
  * Object lifetimes, in one place:
  * - struct actrack_karena (one per kuid) is created on first need and kept
- *   on actrack_arenas until module unload.  Its kref is held by that list,
+ *   on actrack_arenas until module unload, or until an arena of its own
+ *   budget needs the slot while it is idle (arenas.c).  Its kref is held by that list,
  *   by every fd that refers to it, by every vma that maps it, by every
  *   attached process and by every queued thread-exit work.  The arena
  *   memory is freed with the last reference.  Open fds and mappings pin the
@@ -74,8 +75,8 @@
 /* Most a GET_DEATHS dump skb asks for (an order-5 allocation). */
 #define ACTRACK_DUMP_ALLOC_MAX		(128U << 10)
 
-/* Subscribers per charged user (actrack_charged_uid()). */
-#define ACTRACK_MAX_SUBS_PER_UID	64U
+/* Subscribers per budget (struct actrack_budget). */
+#define ACTRACK_MAX_SUBS_PER_BUDGET	64U
 
 /* module parameters (main.c), read-only after init */
 extern unsigned int actrack_arena_size;
@@ -98,11 +99,22 @@ struct actrack_counters {
 struct actrack_report;
 struct actrack_capture_pool;
 
+/*
+ * Who pays for an arena or a subscription (arenas.c).  A host uid, which
+ * also pays for the user namespaces it created, or a user namespace that
+ * host root created (a container's), with everything below it.
+ */
+struct actrack_budget {
+	kuid_t uid;			/* a host uid, INVALID_UID ... */
+	struct user_namespace *ns;	/* ... for this one (referenced) */
+};
+
 struct actrack_karena {
 	struct kref kref;
 	struct list_head node;		/* actrack_arenas (arenas.c) */
 	kuid_t uid;
-	kuid_t charged;			/* actrack_charged_uid() of its maker */
+	unsigned long id;		/* creation order, a dump's cursor */
+	struct actrack_budget budget;	/* its maker's */
 	struct mutex mem_lock;		/* @mem, @pages, @mem_users, usage */
 	void *mem;			/* vmap of @pages, NULL while idle */
 	struct page **pages;		/* charged to the maker's memcg */
@@ -295,12 +307,15 @@ extern raw_spinlock_t actrack_procs_lock;
 int actrack_arenas_init(void);
 void actrack_arenas_exit(void);
 struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred);
-kuid_t actrack_charged_uid(const struct cred *cred);
+void actrack_budget_get(const struct cred *cred, struct actrack_budget *b);
+void actrack_budget_put(struct actrack_budget *b);
+bool actrack_budget_eq(const struct actrack_budget *a,
+		       const struct actrack_budget *b);
 void actrack_arena_usage(struct actrack_karena *ka, u64 *used, u64 *free);
 int actrack_arena_mem_get(struct actrack_karena *ka, bool create);
 void actrack_arena_mem_put(struct actrack_karena *ka);
 struct actrack_karena *actrack_arena_lookup(kuid_t uid);
-struct actrack_karena *actrack_arena_nth(unsigned long idx);
+struct actrack_karena *actrack_arena_next(unsigned long id);
 unsigned int actrack_arenas_count(void);
 void actrack_arena_sum_counters(u64 out[5]);
 

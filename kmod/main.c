@@ -21,11 +21,11 @@ MODULE_PARM_DESC(arena_size, "bytes per arena (65536..268435456, rounded up to p
 
 unsigned int actrack_max_arenas = ACTRACK_DEFAULT_MAX_ARENAS;
 module_param_named(max_arenas, actrack_max_arenas, uint, 0444);
-MODULE_PARM_DESC(max_arenas, "most arenas (uids) at a time (1..4096)");
+MODULE_PARM_DESC(max_arenas, "most arenas (uids) at a time, host root's not counted (1..4096)");
 
 unsigned int actrack_max_arenas_per_user = ACTRACK_DEFAULT_MAX_ARENAS_PER_USER;
 module_param_named(max_arenas_per_user, actrack_max_arenas_per_user, uint, 0444);
-MODULE_PARM_DESC(max_arenas_per_user, "most arenas charged to one user: a uid of the initial user namespace, or the owner of a user namespace for all uids inside it (1..max_arenas)");
+MODULE_PARM_DESC(max_arenas_per_user, "most arenas charged to one budget: a host uid with the user namespaces it created, or a user namespace host root created with all below it (1..max_arenas)");
 
 unsigned int actrack_deaths_kept = ACTRACK_DEFAULT_DEATHS_KEPT;
 module_param_named(deaths_kept, actrack_deaths_kept, uint, 0444);

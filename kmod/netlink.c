@@ -4,8 +4,9 @@
  * counters.
  *
  * Death reports name other users' command lines and what their threads
- * were doing, so they are not multicast: any user may join a genetlink
- * multicast group on 6.1, which has no per-listener filter.  Each report
+ * were doing, so they are not multicast: a genetlink multicast group
+ * can be guarded by a capability only, and 6.1 has no per-listener
+ * filter.  Each report
  * is unicast to every subscribed socket whose owner may see it: the same
  * uid as the dead process, or a subscriber that asked for all uids and was
  * privileged (CAP_SYS_PTRACE or CAP_SYS_ADMIN) in its user namespace when
@@ -18,7 +19,9 @@
  * netlink_capable() exists for) is refused with -EPERM.  Network
  * namespaces do not filter; pid namespaces do: a subscriber (or dumper)
  * sees a death only if the dead process is visible in its pid namespace,
- * with ACTRACK_A_PID translated into that namespace.  Thread ids, records
+ * with ACTRACK_A_PID translated into that namespace.  That namespace is
+ * the request writer's (the kernel keeps none for a socket's opener; the
+ * writer has the opener's uid and user namespace).  Thread ids, records
  * and start_ticks stay as the dead process saw them (ACTRACK_A_PID_NS
  * names its namespace).
  *
@@ -39,6 +42,7 @@
 #include <net/sock.h>
 #include <linux/pid_namespace.h>
 #include <linux/jiffies.h>
+#include <linux/sort.h>
 #include "internal.h"
 
 /*
@@ -52,13 +56,15 @@ struct actrack_sub {
 	struct sock *sk;			/* reference */
 	u32 portid;
 	kuid_t uid;
-	kuid_t charged;				/* actrack_charged_uid() */
+	struct actrack_budget budget;		/* who pays for it */
 	struct user_namespace *user_ns;		/* reference */
 	struct pid_namespace *pid_ns;		/* reference */
 	bool all_uids;
 	/* For stacks at death (actrack_stacks_may_read()): */
 	struct pid *tgid;			/* reference: the subscriber */
 	bool ptrace;				/* CAP_SYS_PTRACE in @user_ns */
+	/* Held by the list and by each report being sent to it. */
+	refcount_t ref;
 };
 
 static LIST_HEAD(actrack_subs);
@@ -71,7 +77,7 @@ struct actrack_nl_id {
 	kuid_t uid;
 	struct user_namespace *user_ns;
 	struct pid_namespace *pid_ns;
-	kuid_t charged;
+	const struct cred *cred;	/* the opener's, for the request */
 };
 
 static int actrack_nl_identity(const struct sk_buff *skb,
@@ -89,8 +95,11 @@ static int actrack_nl_identity(const struct sk_buff *skb,
 		return -EPERM;
 	id->uid = opener->euid;
 	id->user_ns = opener->user_ns;
+	/* The kernel keeps no pid namespace for a socket's opener: this
+	 * is the writer's, who has the opener's uid and user namespace.
+	 */
 	id->pid_ns = task_active_pid_ns(current);
-	id->charged = actrack_charged_uid(opener);
+	id->cred = opener;
 	return 0;
 }
 
@@ -188,13 +197,18 @@ static bool actrack_may_see(kuid_t reader, struct user_namespace *ns,
 	return all_uids && kuid_has_mapping(ns, uid);
 }
 
-static void actrack_sub_free(struct actrack_sub *s)
+static void actrack_sub_put(struct actrack_sub *s)
 {
+	if (!refcount_dec_and_test(&s->ref))
+		return;
+	actrack_budget_put(&s->budget);
 	put_pid(s->tgid);
 	put_pid_ns(s->pid_ns);
 	put_user_ns(s->user_ns);
-	sock_put(s->sk);
-	put_net(s->net);
+	if (s->sk)		/* NULL: refused before it was listed */
+		sock_put(s->sk);
+	if (s->net)
+		put_net(s->net);
 	kfree(s);
 }
 
@@ -458,64 +472,157 @@ cancel:
 	return -EMSGSIZE;
 }
 
-/* Context: the cleanup work (process context, may sleep). */
-void actrack_netlink_report(struct actrack_karena *ka,
-			    const struct actrack_report *d)
-{
-	size_t size = actrack_report_msg_size(d);
-	int scope = d->stacks ? actrack_yama_scope() : 0;
-	struct actrack_stack_reader r;
-	struct actrack_sub *s, *tmp;
-	struct sk_buff *skb;
-	bool trunc, stacks;
+/*
+ * One reader of a report and what its copy says: the dead process's pid
+ * in the reader's pid namespace, its uid as the reader's user namespace
+ * maps it.  Readers with the same rendering share one message.
+ */
+struct actrack_fan {
+	struct actrack_sub *sub;	/* reference */
 	u32 pid;
-	int err;
+	struct user_namespace *user_ns;	/* the sub's */
+	bool stacks;			/* may it read the stacks at death */
+};
+
+static int actrack_fan_cmp(const void *a, const void *b)
+{
+	const struct actrack_fan *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->user_ns != y->user_ns)
+		return x->user_ns < y->user_ns ? -1 : 1;
+	return (int)x->stacks - (int)y->stacks;
+}
+
+static bool actrack_fan_same(const struct actrack_fan *x,
+			     const struct actrack_fan *y)
+{
+	return !actrack_fan_cmp(x, y);
+}
+
+/*
+ * The subscribers that may see @d, the first @max of them into @fan with
+ * a reference each.  Return: how many there are.
+ */
+static unsigned int actrack_fan_collect(const struct actrack_report *d,
+					int scope, struct actrack_fan *fan,
+					unsigned int max)
+{
+	struct actrack_stack_reader r;
+	struct actrack_sub *s;
+	unsigned int n = 0;
+	u32 pid;
 
 	mutex_lock(&actrack_subs_mutex);
-	list_for_each_entry_safe(s, tmp, &actrack_subs, node) {
+	list_for_each_entry(s, &actrack_subs, node) {
 		if (!actrack_may_see(s->uid, s->user_ns, s->all_uids, d->uid))
 			continue;
 		/* Not in its pid namespace: not its business. */
 		pid = pid_nr_ns(d->tgid, s->pid_ns);
-		if (!pid)
+		if (!pid || actrack_sub_dead(s))
 			continue;
-		if (actrack_sub_dead(s))
-			continue;	/* closed; URELEASE removes it */
-		/*
-		 * A big report needs a high-order allocation; rather than
-		 * lose it, fall back to a page-sized, truncated one.
-		 */
-		trunc = false;
-		skb = genlmsg_new(size, GFP_KERNEL | __GFP_NOWARN);
-		if (!skb) {
-			trunc = true;
-			skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+		if (n < max) {
+			refcount_inc(&s->ref);
+			fan[n].sub = s;
+			fan[n].pid = pid;
+			fan[n].user_ns = s->user_ns;
+			r = (struct actrack_stack_reader){
+				.tgid = s->tgid, .user_ns = s->user_ns,
+				.euid = s->uid, .ptrace = s->ptrace,
+			};
+			fan[n].stacks = !d->stacks ||
+				actrack_stacks_may_read(d->stacks, scope, &r);
 		}
-		if (!skb) {
-			atomic64_inc(&ka->stats.reports_dropped);
-			continue;
-		}
-		r = (struct actrack_stack_reader){
-			.tgid = s->tgid, .user_ns = s->user_ns,
-			.euid = s->uid, .ptrace = s->ptrace,
-		};
-		stacks = !d->stacks || actrack_stacks_may_read(d->stacks,
-							       scope, &r);
-		/* Rendered per subscriber: the uid is its namespace's. */
-		if (actrack_put_death(skb, d, pid, s->user_ns, 0, 0, 0,
-				      trunc, stacks)) {
-			nlmsg_free(skb);
-			atomic64_inc(&ka->stats.reports_dropped);
-			continue;
-		}
-		err = genlmsg_unicast(s->net, skb, s->portid);
-		if (!err) {
-			atomic64_inc(&ka->stats.reports_sent);
-			continue;
-		}
-		atomic64_inc(&ka->stats.reports_dropped);
+		n++;
 	}
 	mutex_unlock(&actrack_subs_mutex);
+	return n;
+}
+
+/*
+ * One message for the readers that render @d as @f does.  A big report
+ * needs a high-order allocation; rather than lose it, fall back to a
+ * page-sized, truncated one.  Return: the message or NULL.
+ */
+static struct sk_buff *actrack_fan_build(const struct actrack_report *d,
+					 const struct actrack_fan *f)
+{
+	struct sk_buff *skb;
+	bool trunc = false;
+
+	skb = genlmsg_new(actrack_report_msg_size(d), GFP_KERNEL |
+			  __GFP_NOWARN);
+	if (!skb) {
+		trunc = true;
+		skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	}
+	if (!skb)
+		return NULL;
+	if (actrack_put_death(skb, d, f->pid, f->user_ns, 0, 0, 0, trunc,
+			      f->stacks)) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+/*
+ * Send @skb (consumed) to its subscriber.  The check for a closed socket
+ * is the last thing before the send: a portid freed by close() and bound
+ * again by another socket is taken only in the few instructions between
+ * the two, not during the allocation and the rendering.
+ */
+static void actrack_fan_send(struct actrack_karena *ka, struct sk_buff *skb,
+			     const struct actrack_sub *s)
+{
+	if (!skb || actrack_sub_dead(s)) {
+		kfree_skb(skb);
+		atomic64_inc(&ka->stats.reports_dropped);
+		return;
+	}
+	if (genlmsg_unicast(s->net, skb, s->portid))
+		atomic64_inc(&ka->stats.reports_dropped);
+	else
+		atomic64_inc(&ka->stats.reports_sent);
+}
+
+/*
+ * Context: the cleanup work (process context, may sleep).  The list of
+ * subscribers is copied under its mutex (which every NETLINK_GENERIC
+ * close() in the system takes, in URELEASE); messages are built and sent
+ * outside it, one per distinct rendering, cloned for each reader.
+ */
+void actrack_netlink_report(struct actrack_karena *ka,
+			    const struct actrack_report *d)
+{
+	int scope = d->stacks ? actrack_yama_scope() : 0;
+	struct actrack_fan *fan;
+	struct sk_buff *skb;
+	unsigned int n, i, j;
+
+	n = actrack_fan_collect(d, scope, NULL, 0);
+	if (!n)
+		return;
+	/* Room for some who subscribe meanwhile (they come last). */
+	fan = kvmalloc_array(n + 8, sizeof(*fan), GFP_KERNEL);
+	if (!fan) {
+		atomic64_add(n, &ka->stats.reports_dropped);
+		return;
+	}
+	n = min(actrack_fan_collect(d, scope, fan, n + 8), n + 8);
+	sort(fan, n, sizeof(*fan), actrack_fan_cmp, NULL);
+	for (i = 0; i < n; i = j) {
+		skb = actrack_fan_build(d, &fan[i]);
+		for (j = i + 1; j < n && actrack_fan_same(&fan[i], &fan[j]);
+		     j++)
+			actrack_fan_send(ka, skb ? skb_clone(skb, GFP_KERNEL) :
+					 NULL, fan[j].sub);
+		actrack_fan_send(ka, skb, fan[i].sub);
+	}
+	for (i = 0; i < n; i++)
+		actrack_sub_put(fan[i].sub);
+	kvfree(fan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -550,8 +657,9 @@ static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 	if (!s)
 		return -ENOMEM;
 	s->uid = id.uid;
-	s->charged = id.charged;
+	actrack_budget_get(id.cred, &s->budget);
 	s->all_uids = all;
+	refcount_set(&s->ref, 1);
 	s->user_ns = get_user_ns(id.user_ns);
 	s->pid_ns = get_pid_ns(id.pid_ns);
 	s->tgid = get_pid(task_tgid(current));
@@ -564,31 +672,26 @@ static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 		swap(it->user_ns, s->user_ns);
 		swap(it->pid_ns, s->pid_ns);
 		swap(it->tgid, s->tgid);
+		swap(it->budget, s->budget);
 		it->uid = s->uid;
-		it->charged = s->charged;
 		it->all_uids = all;
 		it->ptrace = s->ptrace;
 		mutex_unlock(&actrack_subs_mutex);
-		put_pid(s->tgid);
-		put_pid_ns(s->pid_ns);
-		put_user_ns(s->user_ns);
-		kfree(s);
+		actrack_sub_put(s);
 		return 0;
 	}
 	/*
-	 * Each costs a message per death: bounded per user, a rootless
-	 * container's subordinate uids counting as its owner's, so that no
-	 * user crowds out the others (there is no global table to fill).
+	 * Each costs a message per death: bounded per budget (arenas.c: a
+	 * rootless container's uids count as its owner's, a container of
+	 * host root's as itself), so that nobody crowds out the others
+	 * (there is no global table to fill).
 	 */
 	list_for_each_entry(it, &actrack_subs, node)
-		if (uid_eq(it->charged, s->charged))
+		if (actrack_budget_eq(&it->budget, &s->budget))
 			same++;
-	if (same >= ACTRACK_MAX_SUBS_PER_UID) {
+	if (same >= ACTRACK_MAX_SUBS_PER_BUDGET) {
 		mutex_unlock(&actrack_subs_mutex);
-		put_pid(s->tgid);
-		put_pid_ns(s->pid_ns);
-		put_user_ns(s->user_ns);
-		kfree(s);
+		actrack_sub_put(s);
 		return -ENOSPC;
 	}
 	sock_hold(sk);
@@ -616,7 +719,7 @@ static int actrack_nl_unsubscribe(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&actrack_subs_mutex);
 	if (!s)
 		return -ENOENT;
-	actrack_sub_free(s);
+	actrack_sub_put(s);
 	return 0;
 }
 
@@ -641,7 +744,7 @@ static int actrack_nl_notify(struct notifier_block *nb, unsigned long state,
 			list_move(&s->node, &gone);
 	mutex_unlock(&actrack_subs_mutex);
 	list_for_each_entry_safe(s, tmp, &gone, node)
-		actrack_sub_free(s);
+		actrack_sub_put(s);
 	return NOTIFY_DONE;
 }
 
@@ -657,7 +760,7 @@ static struct notifier_block actrack_nl_notifier = {
 enum {
 	ACTRACK_CB_ALL,		/* 1: own uid, 2: all uids; | ACTRACK_CB_PTRACE */
 	ACTRACK_CB_UID,		/* the sender's euid (kuid value) */
-	ACTRACK_CB_ARENA,	/* index into the arena list */
+	ACTRACK_CB_ARENA,	/* id of the arena being dumped */
 	ACTRACK_CB_SEQ,		/* last seq sent from that arena */
 	ACTRACK_CB_USERNS,	/* struct user_namespace *, referenced */
 	ACTRACK_CB_PIDNS,	/* struct pid_namespace *, referenced */
@@ -771,7 +874,12 @@ static int actrack_nl_deaths_dump(struct sk_buff *skb,
 	int err = 0;
 
 	/* Bounded: max_arenas arenas, each ring deaths_kept long. */
-	while ((ka = actrack_arena_nth(cb->args[ACTRACK_CB_ARENA]))) {
+	while ((ka = actrack_arena_next(cb->args[ACTRACK_CB_ARENA]))) {
+		/* The one being dumped went: its successor from the start. */
+		if (ka->id != cb->args[ACTRACK_CB_ARENA]) {
+			cb->args[ACTRACK_CB_ARENA] = ka->id;
+			cb->args[ACTRACK_CB_SEQ] = 0;
+		}
 		if (actrack_may_see(uid, ns, all, ka->uid))
 			err = actrack_dump_ring(skb, cb, ka, &r, scope);
 		actrack_karena_put(ka);
@@ -934,7 +1042,7 @@ void actrack_netlink_exit(void)
 	mutex_lock(&actrack_subs_mutex);
 	list_for_each_entry_safe(s, tmp, &actrack_subs, node) {
 		list_del(&s->node);
-		actrack_sub_free(s);
+		actrack_sub_put(s);
 	}
 	mutex_unlock(&actrack_subs_mutex);
 }

@@ -553,8 +553,10 @@ struct actrack_stacks {
 
 /*
  * Death reports are unicast to subscribed sockets whose owner may see the
- * dead process (same uid, or CAP_SYS_PTRACE/CAP_SYS_ADMIN): 6.1 has neither
- * per-listener multicast filtering nor capability-guarded groups.
+ * dead process (same uid, or CAP_SYS_PTRACE/CAP_SYS_ADMIN), and rendered
+ * for each reader (ACTRACK_A_PID in its pid namespace, ACTRACK_A_UID in
+ * its user namespace): a multicast group can be guarded by a capability
+ * only, not by uid or namespace, and 6.1 has no per-listener filter.
  */
 enum actrack_genl_cmd {
 	ACTRACK_CMD_UNSPEC,
