@@ -272,7 +272,7 @@ static bool actrack_budget_gone_locked(const struct actrack_budget *b)
 		return false;
 	list_for_each_entry(ka, &actrack_arenas, node)
 		refs += ka->budget.ns == b->ns;
-	return refcount_read(&b->ns->ns.count) <= refs;
+	return actrack_user_ns_refs(b->ns) <= refs;
 }
 
 /*

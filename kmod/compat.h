@@ -99,4 +99,19 @@ static inline bool actrack_current_dumpable(void)
 }
 #endif
 
+/* How many references @ns has.  5.11 moved the count into ns_common;
+ * 7.x renamed it and gave it a reader (feature test in Kbuild).
+ */
+#include <linux/user_namespace.h>
+static inline unsigned int actrack_user_ns_refs(struct user_namespace *ns)
+{
+#if defined(ACTRACK_HAVE_NS_REF_READ)
+	return __ns_ref_read(&ns->ns);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(5, 11, 0)
+	return refcount_read(&ns->ns.count);
+#else
+	return atomic_read(&ns->count);
+#endif
+}
+
 #endif /* ACTRACK_KMOD_COMPAT_H */
