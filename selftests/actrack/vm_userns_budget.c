@@ -305,7 +305,7 @@ TEST_F_TIMEOUT(budget, root_created_namespace_is_its_own_budget, 120)
 	ASSERT_LE(1, actrack_monitor_recent(m2, vm_keep_death, ds));
 	d = vm_find_death(ds, (uint32_t)v.pid);
 	ASSERT_NE(NULL, d) TH_LOG("host root's death history was evicted");
-	EXPECT_EQ(v.start_ticks, d->start_ticks);
+	EXPECT_EQ(v.start_ticks, d->process.start_ticks);
 	EXPECT_EQ(SIGKILL, d->signal);
 	ASSERT_EQ(0, vm_victim_start(&cfg, &v2));
 	EXPECT_EQ(SIGKILL, WTERMSIG(vm_victim_kill(&v2, SIGKILL)));
