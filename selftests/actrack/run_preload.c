@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <link.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
@@ -694,6 +696,172 @@ TEST(fortified_read_is_an_io_wait)
 	ASSERT_TRUE(read_until(&j, "reading", buf, sizeof(buf)));
 	EXPECT_TRUE(io_wait_shows(j.pid, 0));
 	EXPECT_EQ(0, finish(&j));
+	teardown();
+}
+
+/*
+ * The timeout (timeout_ns) of the first activity of @type in process
+ * @pid; -1 while it has none.
+ */
+static int64_t timeout_of(pid_t pid, uint8_t type)
+{
+	struct actrack_snapshot *s;
+	int64_t tmo = -1;
+
+	if (actrack_snapshot_take(arena[0] ? arena : NULL,
+				  arena[0] ? ACTRACK_SNAP_ARENA_FILE : 0, &s))
+		return -1;
+	for (uint32_t i = 0; i < s->nr_processes && tmo < 0; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->pid != (uint32_t)pid)
+			continue;
+		for (uint32_t k = 0; k < p->nr_threads && tmo < 0; k++)
+			for (uint32_t a = 0; a < p->threads[k].nr_activities;
+			     a++) {
+				const struct actrack_activity *act =
+					&p->threads[k].activities[a].a;
+
+				if (act->type == type) {
+					tmo = (int64_t)act->timeout_ns;
+					break;
+				}
+			}
+	}
+	actrack_snapshot_free(s);
+	return tmo;
+}
+
+static int64_t clock_ns(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/*
+ * Each timed wait records the timeout its absolute deadline leaves at the
+ * push, on the wait's clock: between the deadline less the time after we
+ * saw it and the deadline less the time before the program started.
+ */
+TEST(timed_waits_record_their_timeout)
+{
+	static const struct {
+		const char *how;
+		uint8_t type;
+	} cases[] = {
+		{ "mutex_timedlock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "mutex_clocklock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "rwlock_timedwrlock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "rwlock_timedrdlock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "cond_timedwait", ACTRACK_ACT_EVENT_WAIT },
+		{ "cond_timedwait_monotonic", ACTRACK_ACT_EVENT_WAIT },
+		{ "cond_clockwait", ACTRACK_ACT_EVENT_WAIT },
+		{ "sem_timedwait", ACTRACK_ACT_EVENT_WAIT },
+		{ "sem_clockwait", ACTRACK_ACT_EVENT_WAIT },
+	};
+	char *argv[] = { "actrack", "run", "--", NULL, NULL, NULL };
+
+	SETUP("timed");
+	argv[3] = (char *)prog("run_timed");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t before[2], tmo = -1, after, dl;
+		long long sec;
+		char buf[256] = "";
+		struct job j;
+		long nsec;
+		int clk;
+
+		if (arena[0])
+			unlink(arena);
+		argv[4] = (char *)cases[i].how;
+		before[0] = clock_ns(CLOCK_REALTIME);
+		before[1] = clock_ns(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, start(&j, argv));
+		if (!read_until(&j, "", buf, sizeof(buf)) ||
+		    sscanf(buf, "deadline %d %lld %ld", &clk, &sec,
+			   &nsec) != 3 ||
+		    (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)) {
+			kill_job(&j);
+			ASSERT_TRUE(false) TH_LOG("%s: %s", cases[i].how, buf);
+		}
+		dl = sec * 1000000000LL + nsec;
+		for (int k = 0; k < 1000 && tmo < 0; k++) {
+			tmo = timeout_of(j.pid, cases[i].type);
+			if (tmo < 0)
+				usleep(10 * 1000);
+		}
+		after = clock_ns((clockid_t)clk);
+		kill_job(&j);
+		ASSERT_LE(0, tmo) TH_LOG("%s: no wait", cases[i].how);
+		EXPECT_LE(dl - after, tmo) TH_LOG("%s", cases[i].how);
+		EXPECT_GE(dl - before[clk == CLOCK_MONOTONIC], tmo)
+			TH_LOG("%s", cases[i].how);
+	}
+	teardown();
+}
+
+/*
+ * The preload is self-contained: an exec'd image loads it and the C
+ * library, not libactrack.so, libmnl or liburcu besides.  Its DT_NEEDED
+ * list, read from its dynamic section.
+ */
+static int needed(const char *path, char *out, size_t len)
+{
+	const ElfW(Phdr) *ph, *dyn = NULL;
+	const ElfW(Ehdr) *eh;
+	const ElfW(Dyn) *d;
+	uint64_t strtab = 0;
+	const char *strs = NULL;
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	eh = map;
+	ph = (const ElfW(Phdr) *)((const char *)map + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = &ph[i];
+	if (!dyn)
+		return -1;
+	d = (const ElfW(Dyn) *)((const char *)map + dyn->p_offset);
+	for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+		if (e->d_tag == DT_STRTAB)
+			strtab = e->d_un.d_ptr;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && strtab >= ph[i].p_vaddr &&
+		    strtab < ph[i].p_vaddr + ph[i].p_filesz)
+			strs = (const char *)map + ph[i].p_offset +
+			       (strtab - ph[i].p_vaddr);
+	if (!strs)
+		return -1;
+	out[0] = 0;
+	for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+		if (e->d_tag == DT_NEEDED)
+			snprintf(out + strlen(out), len - strlen(out), "%s%s",
+				 out[0] ? " " : "", strs + e->d_un.d_val);
+	munmap(map, (size_t)st.st_size);
+	return 0;
+}
+
+TEST(preload_needs_only_the_c_library)
+{
+	char path[PATH_MAX], list[512];
+	const char *cli = cli_path();
+
+	SETUP("needed");
+	snprintf(path, sizeof(path), "%.*s/libactrack-preload.so",
+		 (int)(strrchr(cli, '/') - cli), cli);
+	ASSERT_EQ(0, needed(path, list, sizeof(list))) TH_LOG("%s", path);
+	EXPECT_STREQ("libc.so.6", list);
 	teardown();
 }
 
