@@ -604,6 +604,9 @@ static struct {
 	pid_t tid;		/* 0: being filled in */
 } tids[TID_ENTRIES];
 static unsigned int starting;
+/* Has any thread ever published its tid (is the table worth clearing in
+ * a forked child)?  A single-threaded shell forks without touching it. */
+static bool tids_used;
 static __thread unsigned int my_tid_entry	/* index + 1, 0: none */
 	__attribute__((tls_model("initial-exec")));
 
@@ -617,6 +620,8 @@ static void tid_publish(void)
 	uintptr_t self = (uintptr_t)pthread_self();
 	unsigned int h = tid_hash(self);
 
+	if (!__atomic_load_n(&tids_used, __ATOMIC_RELAXED))
+		__atomic_store_n(&tids_used, true, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < TID_ENTRIES; i++) {
 		unsigned int k = (h + i) % TID_ENTRIES;
 		uintptr_t none = 0;
@@ -1426,6 +1431,10 @@ static void child_after_fork(void)
 	guard = 0;
 	nr_pending = 0;
 	__atomic_store_n(&starting, 0, __ATOMIC_RELAXED);
+	/* 16 KiB never touched: clearing them would fault in four pages
+	 * in every child of a shell. */
+	if (!tids_used)
+		return;
 	for (unsigned int k = 0; k < TID_ENTRIES; k++)
 		if (k + 1 != my_tid_entry) {
 			tids[k].tid = 0;
