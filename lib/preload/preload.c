@@ -568,8 +568,8 @@ EXPORT int name PARAMS							\
 	if (!tracking())						\
 		return REAL(name) ARGS;					\
 	had = actrack_held_remove(m);					\
-	tok = push_timed(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)c,	\
-			 0, (tmo));					\
+	tok = push_timed(ORIGIN(), ACTRACK_ACT_EVENT_WAIT,		\
+			 (uintptr_t)c, 0, (tmo));			\
 	ret = REAL(name) ARGS;						\
 	pop(tok);							\
 	/* Every return, timeouts and errors included, holds it again. */ \
@@ -848,8 +848,8 @@ EXPORT int name PARAMS							\
 	if (errno != EAGAIN)						\
 		return REAL(name) ARGS;					\
 	errno = e;							\
-	tok = push_timed(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)s,	\
-			 0, (tmo));					\
+	tok = push_timed(ORIGIN(), ACTRACK_ACT_EVENT_WAIT,		\
+			 (uintptr_t)s, 0, (tmo));			\
 	ret = REAL(name) ARGS;						\
 	pop(tok);							\
 	return ret;							\
