@@ -24,6 +24,7 @@
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
 #include "snapshot_helpers.h"
@@ -862,6 +863,70 @@ TEST(preload_needs_only_the_c_library)
 		 (int)(strrchr(cli, '/') - cli), cli);
 	ASSERT_EQ(0, needed(path, list, sizeof(list))) TH_LOG("%s", path);
 	EXPECT_STREQ("libc.so.6", list);
+	teardown();
+}
+
+/*
+ * A program linked with libactrack.so under `actrack run`: its own copy of
+ * the library attaches it, and the preload's (linked into the preload)
+ * stays out: one process record, one tracker for its one thread, its own
+ * task activity on it.  Two copies would attach twice, and the second
+ * would free the first's records as an earlier image's.
+ */
+/* Is process @pid (its main thread) in a read() system call now? */
+static bool in_read(pid_t pid)
+{
+	char path[64], buf[64] = "", want[16];
+	int fd;
+
+	snprintf(want, sizeof(want), "%d ", __NR_read);
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	return !strncmp(buf, want, strlen(want));
+}
+
+TEST(linked_program_is_tracked_once)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	struct actrack_snapshot *s = NULL;
+	uint32_t procs = 0, threads = 0;
+	char buf[256];
+	struct job j;
+
+	SETUP("linked");
+	argv[3] = (char *)prog("run_linked");
+	ASSERT_EQ(0, start(&j, argv));
+	if (!read_until(&j, "pushed", buf, sizeof(buf))) {
+		kill_job(&j);
+		ASSERT_TRUE(false) TH_LOG("%s", buf);
+	}
+	for (int i = 0; i < 1000 &&
+	     activities(j.pid, ACTRACK_ACT_TASK_RUN, 42) != 1; i++)
+		usleep(10 * 1000);
+	EXPECT_EQ(1, activities(j.pid, ACTRACK_ACT_TASK_RUN, 42));
+	/* Once it blocks in read(), its stack is its task alone: nothing
+	 * of a second copy's in the tracker it sees. */
+	for (int i = 0; i < 1000 && !in_read(j.pid); i++)
+		usleep(10 * 1000);
+	EXPECT_TRUE(in_read(j.pid));
+	EXPECT_EQ(1, activities(j.pid, 0, 0));
+	ASSERT_EQ(0, actrack_snapshot_take(arena[0] ? arena : NULL,
+					   arena[0] ? ACTRACK_SNAP_ARENA_FILE :
+					   0, &s));
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		if (s->processes[i].pid == (uint32_t)j.pid) {
+			procs++;
+			threads += s->processes[i].nr_threads;
+		}
+	actrack_snapshot_free(s);
+	EXPECT_EQ(1, procs);
+	EXPECT_EQ(1, threads);
+	EXPECT_EQ(0, finish(&j));
 	teardown();
 }
 
