@@ -191,7 +191,7 @@ $(O)/selftests/progs/%: selftests/actrack/progs/%.c
 $(O)/selftests/progs/run_linked: selftests/actrack/progs/run_linked.c $(LIBSO)
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -Wextra -Werror -Iinclude -Iinclude/uapi -o $@ $< \
-		$(LIBSO) -Wl,-rpath,'$$ORIGIN/../..' -pthread
+		$(LDFLAGS) $(LIBSO) -Wl,-rpath,'$$ORIGIN/../..' -pthread
 
 # actrack.h compiles for strict C99 and C11 includers (no _GNU_SOURCE).
 HEADER_USE := '\#include <actrack.h>\nint main(void) { unsigned t = actrack_push_task(1); actrack_pop(t); return !actrack_version(); }\n'
