@@ -864,6 +864,10 @@ TEST(preload_needs_only_the_c_library)
 	SETUP("needed");
 	/* The preload `actrack run` loads, wherever it found it. */
 	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	if (r.status && strstr(r.err, "statically linked")) {
+		run_free(&r);	/* the VM's busybox */
+		SKIP(return, "/bin/cat is statically linked: no preload");
+	}
 	line = strstr(r.out, "/libactrack-preload.so\n");
 	if (line) {
 		end = strchr(line, '\n');
