@@ -98,10 +98,17 @@ $(LIB_OBJS) $(TESTS): CFLAGS += -Iarena -Ilib
 
 LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.2
-# actrack run's LD_PRELOAD library (lib/preload/: not part of libactrack);
-# it uses libactrack.so.2 from its own directory ($ORIGIN).
+# actrack run's LD_PRELOAD library (lib/preload/: not part of libactrack).
+# Self-contained, so that an exec'd image loads one library, not three:
+# the library's sources it needs are compiled a second time into
+# $(O)/preload/ (initial-exec TLS, one section per function) and linked
+# in statically; the monitor (netlink, libmnl) and the readers are not.
 PRELOAD  := $(O)/libactrack-preload.so
 PRELOAD_OBJ := $(O)/lib/preload/preload.o
+PRELOAD_LIB_SRCS := $(filter-out lib/monitor.c lib/monitor_replay.c \
+		    lib/report_parse.c lib/save.c lib/snapshot.c lib/death.c \
+		    lib/proc_copy.c,$(LIB_SRCS))
+PRELOAD_LIB_OBJS := $(patsubst %.c,$(O)/preload/%.o,$(PRELOAD_LIB_SRCS))
 
 .PHONY: all lib cli tests benches examples check check-host check-vm \
 	check-debug check-tsan module demo bench fuzz install uninstall clean \
@@ -142,10 +149,22 @@ $(O)/cli/help.o: $(O)/cli/help.c cli/cli.h
 # must see the C library's names as they are, not renamed by
 # _FILE_OFFSET_BITS.
 $(PRELOAD_OBJ): private CFLAGS := $(filter-out -D_FILE_OFFSET_BITS=64,$(CFLAGS))
-$(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
+$(PRELOAD_OBJ): CFLAGS += -ffunction-sections -fdata-sections
+# A preload is loaded at start: its thread-locals are in the static TLS
+# block, reached without __tls_get_addr (nor a dependency on ld.so).
+$(O)/preload/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iarena -Ilib -fvisibility=hidden \
+		-ftls-model=initial-exec -ffunction-sections -fdata-sections \
+		-c -o $@ $<
+# Only the interposed calls are exported (lib/preload/preload.map); the
+# library's code that only they reach is kept (--gc-sections drops the
+# rest), and nothing it needs is found outside the C library.
+$(PRELOAD): $(PRELOAD_OBJ) $(PRELOAD_LIB_OBJS) lib/preload/preload.map
 	$(CC) -shared -Wl,-soname,libactrack-preload.so $(LDFLAGS) \
-		-Wl,-rpath,'$$ORIGIN' -o $@ $(PRELOAD_OBJ) \
-		-L$(O) -l:libactrack.so.2 -ldl -lpthread
+		-Wl,--version-script=lib/preload/preload.map \
+		-Wl,--gc-sections -Wl,--as-needed -o $@ $(PRELOAD_OBJ) \
+		$(PRELOAD_LIB_OBJS) -lpthread
 
 # Where `actrack run` looks for the preload when it is not beside the CLI
 # or in ../lib from it.
@@ -168,6 +187,13 @@ $(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
 $(O)/selftests/progs/%: selftests/actrack/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -pthread
+
+# The one that links the shared library itself (run_preload: the preload
+# stays out of its way), found beside the build's library.
+$(O)/selftests/progs/run_linked: selftests/actrack/progs/run_linked.c $(LIBSO)
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Werror -Iinclude -Iinclude/uapi -o $@ $< \
+		$(LDFLAGS) $(LIBSO) -Wl,-rpath,'$$ORIGIN/../..' -pthread
 
 # actrack.h compiles for strict C99 and C11 includers (no _GNU_SOURCE).
 HEADER_USE := '\#include <actrack.h>\nint main(void) { unsigned t = actrack_push_task(1); actrack_pop(t); return !actrack_version(); }\n'
@@ -498,4 +524,5 @@ clean:
 
 # Header dependencies from -MMD (CFLAGS); none before the first build.
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PRELOAD_OBJ:.o=.d) \
+	$(PRELOAD_LIB_OBJS:.o=.d) \
 	$(addsuffix .d,$(TESTS) $(BENCHES) $(EXAMPLES) $(FUZZ_O)/gen_corpus)

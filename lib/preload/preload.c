@@ -2,17 +2,20 @@
 /*
  * libactrack-preload.so: activity tracking for a program nobody changed.
  * `actrack run -- PROGRAM` puts it in LD_PRELOAD; it interposes the calls
- * where programs block and records each as an activity of libactrack.so.2
- * (its dependency, found next to it through $ORIGIN), and it keeps every
- * thread's held-lock set (struct actrack_held) up to date.
+ * where programs block and records each as an activity, and it keeps
+ * every thread's held-lock set (struct actrack_held) up to date.  The
+ * library's code it uses is linked into it (Makefile: PRELOAD_LIB_SRCS),
+ * private: an exec'd image loads this one file besides the C library.
  *
  * It is a guest in someone else's process, so:
- * - Each wrapper calls the next definition (dlsym(RTLD_NEXT)), resolved in
- *   the constructor and, for calls that come earlier (other libraries'
- *   constructors), on first use.  Until the constructor has run, and in
- *   any wrapper entered from inside our own bookkeeping (a per-thread
- *   guard: the library's attach reads files, takes its lock, allocates),
- *   a wrapper only passes the call through.
+ * - Each wrapper calls the next definition (dlsym(RTLD_NEXT)), resolved on
+ *   first use: a process that never calls most of them never looks them
+ *   up.  The locks' (a malloc may take them, and a lookup may malloc)
+ *   and read's and write's (a signal handler's self-pipe: a lookup is not
+ *   async-signal-safe) are resolved in the constructor.  Until the
+ *   constructor has run, and in any wrapper entered from inside our own
+ *   bookkeeping (a per-thread guard: the library's attach reads files,
+ *   takes its lock, allocates), a wrapper only passes the call through.
  * - Uncontended locks stay cheap: a trylock first, and the lock-acquire
  *   activity is pushed only when that would block; a successful lock is a
  *   few stores into the held set.  Other blocking calls push and pop one
@@ -29,6 +32,7 @@
  *   one the attach path needs.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,6 +41,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,12 +203,26 @@ struct pending {
 };
 static __thread struct pending pending[PENDING_MAX]
 	__attribute__((tls_model("initial-exec")));
-static __thread unsigned int nr_pending
-	__attribute__((tls_model("initial-exec")));
+
+/*
+ * The work a push may have to do first, in one word that the push tests
+ * once: activities that may have gone stale (nr_pending), and a dlopen()
+ * or dlclose() since the module list was recorded (dl_changed; the
+ * dlopen entry below stores it at offset 4).
+ */
+static __thread union push_work {
+	struct {
+		unsigned int nr_pending;
+		unsigned int dl_changed;
+	};
+	uint64_t any;
+} push_work __attribute__((tls_model("initial-exec")));
+_Static_assert(offsetof(union push_work, dl_changed) == 4,
+	       "the dlopen entry stores at offset 4");
+#define nr_pending	(push_work.nr_pending)
+#define dl_changed	(push_work.dl_changed)
 
 static void dl_flush(void);
-static __thread unsigned int dl_changed
-	__attribute__((tls_model("initial-exec")));
 
 /* Is @p (still) the activity at its depth, below the current depth? */
 static bool pending_live(const struct actrack_thread *t,
@@ -241,6 +260,15 @@ static __attribute__((noinline)) void drop_stale(uintptr_t frame)
 	}
 }
 
+/* Out of line: almost no push has any. */
+static __attribute__((noinline, cold)) void push_work_first(uintptr_t frame)
+{
+	if (nr_pending)
+		drop_stale(frame);
+	if (dl_changed)
+		dl_flush();
+}
+
 /* Push a wait with its relative timeout (0: none; the readiness calls). */
 static inline uint32_t push_at(uintptr_t frame, uint64_t origin,
 			       uint8_t type, uint64_t object, uint64_t info,
@@ -250,10 +278,8 @@ static inline uint32_t push_at(uintptr_t frame, uint64_t origin,
 	uint32_t tok;
 
 	guard++;
-	if (__builtin_expect(nr_pending != 0, 0))
-		drop_stale(frame);
-	if (__builtin_expect(dl_changed != 0, 0))
-		dl_flush();
+	if (__builtin_expect(push_work.any != 0, 0))
+		push_work_first(frame);
 	tok = actrack__push_timed(origin, type, object, info, timeout_ns);
 	if (tok && nr_pending < PENDING_MAX)
 		pending[nr_pending++] = (struct pending){ tok, frame, origin };
@@ -314,6 +340,38 @@ static inline bool rwlock_shared(const pthread_rwlock_t *rw)
 	return rw->__data.__shared != 0;
 #else
 	return false;
+#endif
+}
+
+/*
+ * A timed wait's absolute deadline on @clk as the relative timeout it
+ * leaves at the push (struct actrack_activity's timeout_ns); at least
+ * 1 ns, for the wait has one even when it is already due.  None: 0.
+ */
+static uint64_t deadline_ns(clockid_t clk, const struct timespec *abs)
+{
+	struct timespec now;
+	int64_t d;
+	int e = errno;
+
+	if (!abs || clock_gettime(clk, &now)) {
+		errno = e;
+		return 0;
+	}
+	d = ((int64_t)abs->tv_sec - (int64_t)now.tv_sec) * 1000000000LL +
+	    ((int64_t)abs->tv_nsec - (int64_t)now.tv_nsec);
+	return d > 0 ? (uint64_t)d : 1;
+}
+
+/* The clock a condition variable's timed waits use (glibc keeps it in
+ * __wrefs: bit 1 set, CLOCK_MONOTONIC; pthread_condattr_setclock()). */
+static clockid_t cond_clock(const pthread_cond_t *c)
+{
+#if defined(__GLIBC__)
+	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2 ?
+	       CLOCK_MONOTONIC : CLOCK_REALTIME;
+#else
+	return CLOCK_REALTIME;
 #endif
 }
 
@@ -378,8 +436,9 @@ EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
 	need_tracker();
 	ret = REAL(pthread_mutex_trylock)(m);
 	if (ret == EBUSY) {
-		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
-			   (uintptr_t)m, mutex_shared(m));
+		tok = push_timed(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
+				 (uintptr_t)m, mutex_shared(m),
+				 deadline_ns(CLOCK_REALTIME, abstime));
 		ret = REAL(pthread_mutex_timedlock)(m, abstime);
 		pop(tok);
 	}
@@ -401,8 +460,9 @@ EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 	need_tracker();
 	ret = REAL(pthread_mutex_trylock)(m);
 	if (ret == EBUSY) {
-		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
-			   (uintptr_t)m, mutex_shared(m));
+		tok = push_timed(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,
+				 (uintptr_t)m, mutex_shared(m),
+				 deadline_ns(clk, abstime));
 		ret = REAL(pthread_mutex_clocklock)(m, clk, abstime);
 		pop(tok);
 	}
@@ -421,7 +481,7 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* ---- rwlocks ---------------------------------------------------------- */
 
-#define RWLOCK_WRAPPER(name, tryname, PARAMS, ARGS)			\
+#define RWLOCK_WRAPPER(name, tryname, PARAMS, ARGS, tmo)		\
 EXPORT int name PARAMS							\
 {									\
 	uint32_t tok;							\
@@ -434,8 +494,8 @@ EXPORT int name PARAMS							\
 	need_tracker();							\
 	ret = REAL(tryname)(rw);					\
 	if (ret == EBUSY) {						\
-		tok = push(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,		\
-			   (uintptr_t)rw, rwlock_shared(rw));		\
+		tok = push_timed(ORIGIN(), ACTRACK_ACT_LOCK_ACQUIRE,	\
+				 (uintptr_t)rw, rwlock_shared(rw), (tmo));\
 		ret = REAL(name) ARGS;					\
 		pop(tok);						\
 	}								\
@@ -445,19 +505,21 @@ EXPORT int name PARAMS							\
 }
 
 RWLOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
-	       (pthread_rwlock_t *rw), (rw))
+	       (pthread_rwlock_t *rw), (rw), 0)
 RWLOCK_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
-	       (pthread_rwlock_t *rw), (rw))
+	       (pthread_rwlock_t *rw), (rw), 0)
 RWLOCK_WRAPPER(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock,
-	       (pthread_rwlock_t *rw, const struct timespec *t), (rw, t))
+	       (pthread_rwlock_t *rw, const struct timespec *t), (rw, t),
+	       deadline_ns(CLOCK_REALTIME, t))
 RWLOCK_WRAPPER(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock,
-	       (pthread_rwlock_t *rw, const struct timespec *t), (rw, t))
+	       (pthread_rwlock_t *rw, const struct timespec *t), (rw, t),
+	       deadline_ns(CLOCK_REALTIME, t))
 RWLOCK_WRAPPER(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock,
 	       (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t),
-	       (rw, c, t))
+	       (rw, c, t), deadline_ns(c, t))
 RWLOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock,
 	       (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t),
-	       (rw, c, t))
+	       (rw, c, t), deadline_ns(c, t))
 
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
@@ -494,7 +556,7 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 
 /* ---- condition variables: the mutex is not held during the wait ------ */
 
-#define COND_WRAPPER(name, PARAMS, ARGS)				\
+#define COND_WRAPPER(name, PARAMS, ARGS, tmo)				\
 EXPORT int name PARAMS							\
 {									\
 	uint32_t tok;							\
@@ -506,7 +568,8 @@ EXPORT int name PARAMS							\
 	if (!tracking())						\
 		return REAL(name) ARGS;					\
 	had = actrack_held_remove(m);					\
-	tok = push(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)c, 0);	\
+	tok = push_timed(ORIGIN(), ACTRACK_ACT_EVENT_WAIT,		\
+			 (uintptr_t)c, 0, (tmo));			\
 	ret = REAL(name) ARGS;						\
 	pop(tok);							\
 	/* Every return, timeouts and errors included, holds it again. */ \
@@ -516,12 +579,13 @@ EXPORT int name PARAMS							\
 }
 
 COND_WRAPPER(pthread_cond_wait, (pthread_cond_t *c, pthread_mutex_t *m),
-	     (c, m))
+	     (c, m), 0)
 COND_WRAPPER(pthread_cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m,
-				      const struct timespec *t), (c, m, t))
+				      const struct timespec *t), (c, m, t),
+	     deadline_ns(cond_clock(c), t))
 COND_WRAPPER(pthread_cond_clockwait, (pthread_cond_t *c, pthread_mutex_t *m,
 				      clockid_t k, const struct timespec *t),
-	     (c, m, k, t))
+	     (c, m, k, t), deadline_ns(k, t))
 
 /* ---- threads ---------------------------------------------------------- */
 
@@ -540,6 +604,9 @@ static struct {
 	pid_t tid;		/* 0: being filled in */
 } tids[TID_ENTRIES];
 static unsigned int starting;
+/* Has any thread ever published its tid (is the table worth clearing in
+ * a forked child)?  A single-threaded shell forks without touching it. */
+static bool tids_used;
 static __thread unsigned int my_tid_entry	/* index + 1, 0: none */
 	__attribute__((tls_model("initial-exec")));
 
@@ -553,6 +620,8 @@ static void tid_publish(void)
 	uintptr_t self = (uintptr_t)pthread_self();
 	unsigned int h = tid_hash(self);
 
+	if (!__atomic_load_n(&tids_used, __ATOMIC_RELAXED))
+		__atomic_store_n(&tids_used, true, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < TID_ENTRIES; i++) {
 		unsigned int k = (h + i) % TID_ENTRIES;
 		uintptr_t none = 0;
@@ -765,7 +834,7 @@ EXPORT int prctl(int option, ...)
 
 /* ---- semaphores: no owner, so an event wait ---------------------------- */
 
-#define SEM_WRAPPER(name, PARAMS, ARGS)					\
+#define SEM_WRAPPER(name, PARAMS, ARGS, tmo)				\
 EXPORT int name PARAMS							\
 {									\
 	uint32_t tok;							\
@@ -779,16 +848,18 @@ EXPORT int name PARAMS							\
 	if (errno != EAGAIN)						\
 		return REAL(name) ARGS;					\
 	errno = e;							\
-	tok = push(ORIGIN(), ACTRACK_ACT_EVENT_WAIT, (uintptr_t)s, 0);	\
+	tok = push_timed(ORIGIN(), ACTRACK_ACT_EVENT_WAIT,		\
+			 (uintptr_t)s, 0, (tmo));			\
 	ret = REAL(name) ARGS;						\
 	pop(tok);							\
 	return ret;							\
 }
 
-SEM_WRAPPER(sem_wait, (sem_t *s), (s))
-SEM_WRAPPER(sem_timedwait, (sem_t *s, const struct timespec *t), (s, t))
+SEM_WRAPPER(sem_wait, (sem_t *s), (s), 0)
+SEM_WRAPPER(sem_timedwait, (sem_t *s, const struct timespec *t), (s, t),
+	    deadline_ns(CLOCK_REALTIME, t))
 SEM_WRAPPER(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *t),
-	    (s, c, t))
+	    (s, c, t), deadline_ns(c, t))
 
 /* ---- child processes --------------------------------------------------- */
 
@@ -1316,8 +1387,8 @@ __asm__(
 "	.p2align 4\n"
 "dlopen:\n"
 "	.cfi_startproc\n"
-"	movq dl_changed@gottpoff(%rip), %rax\n"
-"	movl $1, %fs:(%rax)\n"
+"	movq push_work@gottpoff(%rip), %rax\n"
+"	movl $1, %fs:4(%rax)\n"
 "	movq real_dlopen_p(%rip), %rax\n"
 "	testq %rax, %rax\n"
 "	jz 1f\n"
@@ -1331,8 +1402,8 @@ __asm__(
 "	.p2align 4\n"
 "dlsym:\n"
 "	.cfi_startproc\n"
-"	movq dl_changed@gottpoff(%rip), %rax\n"
-"	cmpl $0, %fs:(%rax)\n"
+"	movq push_work@gottpoff(%rip), %rax\n"
+"	cmpl $0, %fs:4(%rax)\n"
 "	jne 1f\n"
 "	movq real_dlsym_p(%rip), %rax\n"
 "	testq %rax, %rax\n"
@@ -1360,6 +1431,10 @@ static void child_after_fork(void)
 	guard = 0;
 	nr_pending = 0;
 	__atomic_store_n(&starting, 0, __ATOMIC_RELAXED);
+	/* 16 KiB never touched: clearing them would fault in four pages
+	 * in every child of a shell. */
+	if (!tids_used)
+		return;
 	for (unsigned int k = 0; k < TID_ENTRIES; k++)
 		if (k + 1 != my_tid_entry) {
 			tids[k].tid = 0;
@@ -1436,19 +1511,53 @@ static void notice_untracked(int err)
 		strerror(-err));
 }
 
+/*
+ * A program linked with libactrack has its own copy, which attaches by
+ * itself: two copies in one process would be two process records for one
+ * pid, and the second attach would free the first one's records as an
+ * earlier image's (lib/attach.c).  Such a program tracks itself; we stay
+ * out of its way.
+ */
+static int find_libactrack(struct dl_phdr_info *info, size_t size,
+			   void *unused)
+{
+	const char *base = strrchr(info->dlpi_name, '/');
+
+	(void)size;
+	(void)unused;
+	base = base ? base + 1 : info->dlpi_name;
+	return !strncmp(base, "libactrack.so.", strlen("libactrack.so."));
+}
+
+static bool libactrack_loaded(void)
+{
+	return dl_iterate_phdr(find_libactrack, NULL) != 0;
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
 	int e = errno, ret;
 	const char *nf;
 
 	guard++;
-#define X(name) REAL(name);
-	REAL_LIST(X)
-#undef X
+	/* The rest on first use: most programs call few of them. */
+	REAL(pthread_mutex_lock);
+	REAL(pthread_mutex_trylock);
+	REAL(pthread_mutex_unlock);
+	/* ...and those a signal handler most often calls (a self-pipe's
+	 * write): a lookup is not async-signal-safe. */
+	REAL(read);
+	REAL(write);
 #if defined(__x86_64__)
 	preload_dl_slow(0);
 	real_dlsym_p = preload_dl_slow(1);
 #endif
+	if (libactrack_loaded()) {
+		/* Every wrapper passes the call through (ready stays 0). */
+		guard_leave();
+		errno = e;
+		return;
+	}
 	pthread_atfork(NULL, NULL, child_after_fork);
 	nf = getenv(ENV_NO_FOLLOW);
 	if (nf && *nf)

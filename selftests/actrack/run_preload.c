@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <link.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "vm_util.h"	/* VM_UNDER_SANITIZER, vm_in_io_wait */
 #include "snapshot_helpers.h"
@@ -625,6 +628,251 @@ TEST(fortified_read_is_an_io_wait)
 	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
 	ASSERT_TRUE(job_read_until(&j, "reading", buf, sizeof(buf)));
 	EXPECT_TRUE(io_wait_shows(j.pid, 0));
+	EXPECT_EQ(0, job_finish(&j));
+	teardown();
+}
+
+/*
+ * The timeout (timeout_ns) of the first activity of @type in process
+ * @pid; -1 while it has none.
+ */
+static int64_t timeout_of(pid_t pid, uint8_t type)
+{
+	struct actrack_snapshot *s;
+	int64_t tmo = -1;
+
+	if (actrack_snapshot_take(arena[0] ? arena : NULL,
+				  arena[0] ? ACTRACK_SNAP_ARENA_FILE : 0, &s))
+		return -1;
+	for (uint32_t i = 0; i < s->nr_processes && tmo < 0; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->pid != (uint32_t)pid)
+			continue;
+		for (uint32_t k = 0; k < p->nr_threads && tmo < 0; k++)
+			for (uint32_t a = 0; a < p->threads[k].nr_activities;
+			     a++) {
+				const struct actrack_activity *act =
+					&p->threads[k].activities[a].a;
+
+				if (act->type == type) {
+					tmo = (int64_t)act->timeout_ns;
+					break;
+				}
+			}
+	}
+	actrack_snapshot_free(s);
+	return tmo;
+}
+
+static int64_t clock_ns(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/*
+ * Each timed wait records the timeout its absolute deadline leaves at the
+ * push, on the wait's clock: between the deadline less the time after we
+ * saw it and the deadline less the time before the program started.
+ */
+TEST(timed_waits_record_their_timeout)
+{
+	static const struct {
+		const char *how;
+		uint8_t type;
+	} cases[] = {
+		{ "mutex_timedlock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "mutex_clocklock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "rwlock_timedwrlock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "rwlock_timedrdlock", ACTRACK_ACT_LOCK_ACQUIRE },
+		{ "cond_timedwait", ACTRACK_ACT_EVENT_WAIT },
+		{ "cond_timedwait_monotonic", ACTRACK_ACT_EVENT_WAIT },
+		{ "cond_clockwait", ACTRACK_ACT_EVENT_WAIT },
+		{ "sem_timedwait", ACTRACK_ACT_EVENT_WAIT },
+		{ "sem_clockwait", ACTRACK_ACT_EVENT_WAIT },
+	};
+	char *argv[] = { "actrack", "run", "--", NULL, NULL, NULL };
+
+	SETUP("timed");
+	argv[3] = (char *)prog("run_timed");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t before[2], tmo = -1, after, dl;
+		long long sec;
+		char buf[256] = "";
+		struct job j;
+		long nsec;
+		int clk;
+
+		if (arena[0])
+			unlink(arena);
+		argv[4] = (char *)cases[i].how;
+		before[0] = clock_ns(CLOCK_REALTIME);
+		before[1] = clock_ns(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+		if (!job_read_until(&j, "", buf, sizeof(buf)) ||
+		    sscanf(buf, "deadline %d %lld %ld", &clk, &sec,
+			   &nsec) != 3 ||
+		    (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)) {
+			job_kill(&j);
+			ASSERT_TRUE(false) TH_LOG("%s: %s", cases[i].how, buf);
+		}
+		dl = sec * 1000000000LL + nsec;
+		for (int k = 0; k < 1000 && tmo < 0; k++) {
+			tmo = timeout_of(j.pid, cases[i].type);
+			if (tmo < 0)
+				usleep(10 * 1000);
+		}
+		after = clock_ns((clockid_t)clk);
+		job_kill(&j);
+		ASSERT_LE(0, tmo) TH_LOG("%s: no wait", cases[i].how);
+		EXPECT_LE(dl - after, tmo) TH_LOG("%s", cases[i].how);
+		EXPECT_GE(dl - before[clk == CLOCK_MONOTONIC], tmo)
+			TH_LOG("%s", cases[i].how);
+	}
+	teardown();
+}
+
+/*
+ * The preload is self-contained: an exec'd image loads it and the C
+ * library, not libactrack.so, libmnl or liburcu besides.  Its DT_NEEDED
+ * list, read from its dynamic section.
+ */
+static int needed(const char *path, char *out, size_t len)
+{
+	const ElfW(Phdr) *ph, *dyn = NULL;
+	const ElfW(Ehdr) *eh;
+	const ElfW(Dyn) *d;
+	uint64_t strtab = 0;
+	const char *strs = NULL;
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	eh = map;
+	ph = (const ElfW(Phdr) *)((const char *)map + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = &ph[i];
+	if (!dyn)
+		return -1;
+	d = (const ElfW(Dyn) *)((const char *)map + dyn->p_offset);
+	for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+		if (e->d_tag == DT_STRTAB)
+			strtab = e->d_un.d_ptr;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && strtab >= ph[i].p_vaddr &&
+		    strtab < ph[i].p_vaddr + ph[i].p_filesz)
+			strs = (const char *)map + ph[i].p_offset +
+			       (strtab - ph[i].p_vaddr);
+	if (!strs)
+		return -1;
+	out[0] = 0;
+	for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+		if (e->d_tag == DT_NEEDED)
+			snprintf(out + strlen(out), len - strlen(out), "%s%s",
+				 out[0] ? " " : "", strs + e->d_un.d_val);
+	munmap(map, (size_t)st.st_size);
+	return 0;
+}
+
+TEST(preload_needs_only_the_c_library)
+{
+	char *argv[] = { "actrack", "run", "--", "/bin/cat", "/proc/self/maps",
+			 NULL };
+	char path[PATH_MAX] = "", list[512];
+	const char *line, *end;
+	struct run r;
+
+	SETUP("needed");
+	/* The preload `actrack run` loads, wherever it found it. */
+	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	if (r.status && strstr(r.err, "statically linked")) {
+		run_free(&r);	/* the VM's busybox */
+		SKIP(return, "/bin/cat is statically linked: no preload");
+	}
+	line = strstr(r.out, "/libactrack-preload.so\n");
+	if (line) {
+		end = strchr(line, '\n');
+		while (line > r.out && line[-1] != ' ')
+			line--;
+		snprintf(path, sizeof(path), "%.*s", (int)(end - line), line);
+	}
+	run_free(&r);
+	ASSERT_EQ(0, needed(path, list, sizeof(list))) TH_LOG("'%s'", path);
+	EXPECT_STREQ("libc.so.6", list);
+	teardown();
+}
+
+/*
+ * A program linked with libactrack.so under `actrack run`: its own copy of
+ * the library attaches it, and the preload's (linked into the preload)
+ * stays out: one process record, one tracker for its one thread, its own
+ * task activity on it.  Two copies would attach twice, and the second
+ * would free the first's records as an earlier image's.
+ */
+/* Is process @pid (its main thread) in a read() system call now? */
+static bool in_read(pid_t pid)
+{
+	char path[64], buf[64] = "", want[16];
+	int fd;
+
+	snprintf(want, sizeof(want), "%d ", __NR_read);
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	return !strncmp(buf, want, strlen(want));
+}
+
+TEST(linked_program_is_tracked_once)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	struct actrack_snapshot *s = NULL;
+	uint32_t procs = 0, threads = 0;
+	char buf[256];
+	struct job j;
+
+	SETUP("linked");
+	argv[3] = (char *)prog("run_linked");
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	if (!job_read_until(&j, "pushed", buf, sizeof(buf))) {
+		job_kill(&j);
+		ASSERT_TRUE(false) TH_LOG("%s", buf);
+	}
+	for (int i = 0; i < 1000 &&
+	     activities(j.pid, ACTRACK_ACT_TASK_RUN, 42) != 1; i++)
+		usleep(10 * 1000);
+	EXPECT_EQ(1, activities(j.pid, ACTRACK_ACT_TASK_RUN, 42));
+	/* Once it blocks in read(), its stack is its task alone: nothing
+	 * of a second copy's in the tracker it sees. */
+	for (int i = 0; i < 1000 && !in_read(j.pid); i++)
+		usleep(10 * 1000);
+	EXPECT_TRUE(in_read(j.pid));
+	EXPECT_EQ(1, activities(j.pid, 0, 0));
+	ASSERT_EQ(0, actrack_snapshot_take(arena[0] ? arena : NULL,
+					   arena[0] ? ACTRACK_SNAP_ARENA_FILE :
+					   0, &s));
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		if (s->processes[i].pid == (uint32_t)j.pid) {
+			procs++;
+			threads += s->processes[i].nr_threads;
+		}
+	actrack_snapshot_free(s);
+	EXPECT_EQ(1, procs);
+	EXPECT_EQ(1, threads);
 	EXPECT_EQ(0, job_finish(&j));
 	teardown();
 }
