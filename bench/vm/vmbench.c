@@ -43,7 +43,9 @@
  *       CPUs) over IDLE_SECONDS of an idle machine, with the module loaded
  *       and one tracked process attached and asleep (pause()), against
  *       the module unloaded; per second.  The clock word's timers must not
- *       wake an idle CPU (kmod/clock.c).
+ *       wake an idle CPU (kmod/clock.c).  6.12 VM, medians of 5: 136.4/s
+ *       against 16.8/s with the one-timer-per-jiffy clock (8.1x); 16.6/s
+ *       against 17.2/s with per-CPU deferrable timers (0.97x).
  *
  * usage: vmbench [cost] [latency] [monitor] [threadexit] [stacks] [idle]
  * (default: all six).
