@@ -12,6 +12,11 @@
  * threads on a worst-case arena delays only itself.  The new image after
  * an exec waits for the old one's cleanup in ATTACH (exit_hook.c).
  *
+ * A thread that ends on its own is cleaned up elsewhere: in the exit of a
+ * thread of its own process (actrack_thread_exit_work()), so that the
+ * walks a process causes by churning threads are its own CPU time, under
+ * its cgroup's limits; the work item gets them only if that fails.
+ *
  * The arena is hostile: what we read from it goes through the arena core's
  * validated, bounded walks and copies; every count we keep is bounded
  * here again; nothing from the kernel side (pointers, addresses) is ever
@@ -27,9 +32,16 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/overflow.h>
+#include <linux/task_work.h>
+#include <linux/wait_bit.h>
+#include <linux/rcupdate.h>
 #include "internal.h"
 
 static struct workqueue_struct *actrack_wq;
+/* Set at unload: start no walk, skip what is queued. */
+static bool actrack_cleanup_stopping;
+/* Thread-exit cleanups queued on or running in exiting threads. */
+static atomic_t actrack_exit_walks = ATOMIC_INIT(0);
 
 /* Scratch for building one report, allocated per report (reports of
  * different arenas are built in parallel).
@@ -446,9 +458,10 @@ static bool actrack_batch_filter(void *ctx, u32 tid)
  * if it has one and the tid was not reused in the process since.  Only
  * the entry read is taken out: a newer one is a new thread's.
  */
-static int actrack_free_registered(struct actrack_kproc *p,
+static int actrack_free_registered(struct actrack_tid_batch *b,
 				   struct actrack_arena *a, u32 tid)
 {
+	struct actrack_kproc *p = b->p;
 	void *entry = xa_load(&p->trackers, tid);
 
 	if (!entry || !actrack_tid_left(p, tid))
@@ -483,12 +496,12 @@ static void actrack_free_threads(struct actrack_kproc *p,
 	actrack_karena_view(ka, &a);
 	if (b->sweep) {
 		xa_for_each(&p->trackers, tid, entry) {
-			freed += actrack_free_registered(p, &a, tid);
+			freed += actrack_free_registered(b, &a, tid);
 			cond_resched();
 		}
 	} else {
 		for (i = 0; i < b->n; i++)
-			freed += actrack_free_registered(p, &a, b->tids[i]);
+			freed += actrack_free_registered(b, &a, b->tids[i]);
 	}
 	if (freed > 0)
 		atomic64_add(freed, &ka->stats.records_freed);
@@ -535,6 +548,88 @@ void actrack_cleanup_queue_locked(struct actrack_kproc *p, bool urgent)
 	}
 }
 
+/* Lock held: move @p's recorded thread exits into @b. */
+static void actrack_batch_take_locked(struct actrack_kproc *p,
+				      struct actrack_tid_batch *b)
+{
+	b->p = p;
+	b->sweep = p->tids_overflow;
+	b->n = p->nr_tids;
+	memcpy(b->tids, p->tids, b->n * sizeof(b->tids[0]));
+	p->nr_tids = 0;
+	p->tids_overflow = false;
+}
+
+/*
+ * The thread exits of @p, cleaned up in the exit of one of its threads
+ * (task_work, process context, after the thread's mm and files are gone):
+ * the walk is paid by the process that caused it, under its cgroup's CPU
+ * limits, never by a kernel worker that serves everyone.  Exits recorded
+ * meanwhile by its other threads are taken here too, until none is left,
+ * the group ends (its death or exec cleanup frees everything) or the
+ * module goes.  The last thing it touches is actrack_exit_walks: unload
+ * waits for that, then for this function's last instructions
+ * (synchronize_rcu_tasks()).
+ */
+static void actrack_thread_exit_work(struct callback_head *cb)
+{
+	struct actrack_kproc *p = container_of(cb, struct actrack_kproc,
+					       exit_work);
+	struct actrack_tid_batch b;
+
+	for (;;) {
+		raw_spin_lock(&actrack_procs_lock);
+		if (p->state != ACTRACK_PROC_ATTACHED ||
+		    READ_ONCE(actrack_cleanup_stopping) ||
+		    (!p->nr_tids && !p->tids_overflow)) {
+			/* From here on the next exit starts a new walker. */
+			p->exit_walker = false;
+			raw_spin_unlock(&actrack_procs_lock);
+			break;
+		}
+		actrack_batch_take_locked(p, &b);
+		raw_spin_unlock(&actrack_procs_lock);
+		actrack_free_threads(p, &b);
+		cond_resched();
+	}
+	actrack_proc_put(p);
+	if (atomic_dec_and_test(&actrack_exit_walks))
+		wake_up_var(&actrack_exit_walks);
+}
+
+/*
+ * Lock held, from the exit probe (preemption disabled, no allocation), in
+ * @task, a thread of @p that leaves on its own: record its exit (a tid, or
+ * an overflow that turns the batch into a sweep) and make sure a thread
+ * of @p will clean it up.  The first such thread while none is at it
+ * becomes that thread (task_work_add() runs its work later in its exit,
+ * with preemption enabled); the kernel worker does it only if that fails.
+ */
+void actrack_cleanup_thread_exit_locked(struct actrack_kproc *p,
+					struct task_struct *task)
+{
+	lockdep_assert_held(&actrack_procs_lock);
+	if (p->nr_tids < ACTRACK_PROC_TIDS)
+		p->tids[p->nr_tids++] = task_pid_nr_ns(task, p->pid_ns);
+	else
+		p->tids_overflow = true;
+	if (p->exit_walker)
+		return;			/* it takes this exit with the rest */
+	if (!READ_ONCE(actrack_cleanup_stopping)) {
+		/* The hash's reference is held: this is never the last. */
+		refcount_inc(&p->ref);
+		atomic_inc(&actrack_exit_walks);
+		init_task_work(&p->exit_work, actrack_thread_exit_work);
+		if (!task_work_add(task, &p->exit_work, TWA_NONE)) {
+			p->exit_walker = true;
+			return;
+		}
+		atomic_dec(&actrack_exit_walks);
+		refcount_dec(&p->ref);
+	}
+	actrack_cleanup_queue_locked(p, false);
+}
+
 /* Entries one run handles before it yields the worker to other arenas. */
 #define ACTRACK_WORK_BATCH	16
 
@@ -542,7 +637,7 @@ void actrack_arena_work(struct work_struct *work)
 {
 	struct actrack_karena *ka = container_of(work, struct actrack_karena,
 						 work);
-	struct actrack_tid_batch b;
+	struct actrack_tid_batch b = { .p = NULL };
 	enum actrack_proc_state state;
 	struct actrack_kproc *p;
 	unsigned int done;
@@ -569,14 +664,22 @@ void actrack_arena_work(struct work_struct *work)
 		p->queued = false;
 		p->urgent = false;
 		state = p->state;
-		b.p = p;
-		b.sweep = p->tids_overflow;
-		b.n = p->nr_tids;
-		memcpy(b.tids, p->tids, b.n * sizeof(b.tids[0]));
-		p->nr_tids = 0;
-		p->tids_overflow = false;
+		actrack_batch_take_locked(p, &b);
 		raw_spin_unlock(&actrack_procs_lock);
 
+		/*
+		 * Unloading: nothing can map the arena any more and its
+		 * memory goes with the module, so no walk is worth waiting
+		 * for; a death's report is dropped (counted).
+		 */
+		if (READ_ONCE(actrack_cleanup_stopping) &&
+		    state != ACTRACK_PROC_GONE) {
+			if (state == ACTRACK_PROC_DEAD)
+				atomic64_inc(&ka->stats.reports_dropped);
+			if (state == ACTRACK_PROC_EXEC)
+				actrack_proc_exec_done(p);
+			state = ACTRACK_PROC_GONE;
+		}
 		switch (state) {
 		case ACTRACK_PROC_ATTACHED:
 			if (b.n || b.sweep)
@@ -610,8 +713,17 @@ int actrack_cleanup_init(void)
 	return actrack_wq ? 0 : -ENOMEM;
 }
 
-/* The probes are gone: drain what they queued. */
+/*
+ * The probes are gone and every process entry is ended: no walk starts
+ * from here on.  Wait for the thread-exit walks under way in exiting
+ * threads (each ends after its current batch, at most one walk of its
+ * arena) and for them to have left this module's code; then drain the
+ * work queue without walking what it holds (actrack_arena_work()).
+ */
 void actrack_cleanup_exit(void)
 {
+	WRITE_ONCE(actrack_cleanup_stopping, true);
+	wait_var_event(&actrack_exit_walks, !atomic_read(&actrack_exit_walks));
+	synchronize_rcu_tasks();
 	destroy_workqueue(actrack_wq);
 }

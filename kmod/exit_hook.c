@@ -15,10 +15,10 @@
  * spinlock only when the group is attached, then recording the event in
  * the proc entry itself (a thread's tid in a small array, or the group's
  * end) and queueing its arena's cleanup work if it is not queued yet.
- * The work frees a thread through the tracker it registered
- * (ACTRACK_IOC_THREAD) with no walk; a process that never registers costs
- * one walk per batch however fast it churns threads, and only that uid's
- * own arena work waits for it.
+ * A thread's exit is cleaned up by an exiting thread of its own process
+ * (cleanup.c): through the tracker it registered (ACTRACK_IOC_THREAD)
+ * with no walk; a process that never registers pays one walk per batch
+ * itself, however fast it churns threads.
  *
  * Why the key is safe: an ATTACHED entry is inserted by a live thread of
  * the group (the caller of ATTACH), and leaves that state in the probe of
@@ -381,11 +381,7 @@ static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 		 * is going (fatal signal, exit_group, exec) every tracker must
 		 * survive until the death report (or exec cleanup) reads them.
 		 */
-		if (p->nr_tids < ACTRACK_PROC_TIDS)
-			p->tids[p->nr_tids++] = task_pid_nr_ns(task, p->pid_ns);
-		else
-			p->tids_overflow = true;
-		actrack_cleanup_queue_locked(p, false);
+		actrack_cleanup_thread_exit_locked(p, task);
 	}
 	raw_spin_unlock(&actrack_procs_lock);
 out:

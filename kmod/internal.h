@@ -251,7 +251,8 @@ enum actrack_proc_state {
 
 /*
  * An attached thread group (exit_hook.c).  References (@ref): the hash
- * while hashed, the arena's work list while queued, and an ATTACH that
+ * while hashed, the arena's work list while queued, the exiting thread
+ * that cleans up its thread exits (@exit_walker), and an ATTACH that
  * waits for its exec cleanup.  The fields marked [L] are under
  * actrack_procs_lock.
  */
@@ -281,6 +282,13 @@ struct actrack_kproc {
 	bool registers;			/* some thread registered */
 	bool trackers_lost;		/* a registration failed (ENOMEM) */
 	struct list_head work_node;	/* [L] arena->work_list */
+	/*
+	 * Thread exits are cleaned up by an exiting thread of the process
+	 * itself (cleanup.c), one at a time: @exit_walker [L] is set while
+	 * @exit_work is queued on, or runs in, such a thread.
+	 */
+	struct callback_head exit_work;
+	bool exit_walker;		/* [L] */
 	struct completion done;		/* EXEC: its cleanup finished */
 	/* Stacks at death (capture.c): whose slots, how many taken. */
 	u64 capture_id;
@@ -375,6 +383,9 @@ bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
 int actrack_cleanup_init(void);
 void actrack_cleanup_exit(void);
 void actrack_cleanup_queue_locked(struct actrack_kproc *p, bool urgent);
+struct task_struct;
+void actrack_cleanup_thread_exit_locked(struct actrack_kproc *p,
+					struct task_struct *task);
 void actrack_arena_work(struct work_struct *work);
 
 /* netlink.c */
