@@ -45,7 +45,7 @@
 static LIST_HEAD(actrack_arenas);		/* in creation order */
 static DEFINE_MUTEX(actrack_arenas_mutex);
 static unsigned int actrack_nr_arenas;
-static unsigned long actrack_arena_ids;		/* last id handed out */
+static unsigned long actrack_karena_ids;		/* last id handed out */
 static uuid_t actrack_boot_id;			/* zero if unknown */
 
 void actrack_report_free(struct actrack_report *d)
@@ -200,7 +200,7 @@ static int actrack_mem_setup(struct actrack_karena *ka)
  * A queued cleanup holds its process, so memory outlives pending work.
  * Context: process.
  */
-int actrack_arena_mem_get(struct actrack_karena *ka, bool create)
+int actrack_karena_mem_get(struct actrack_karena *ka, bool create)
 {
 	int ret = 0;
 
@@ -213,7 +213,7 @@ int actrack_arena_mem_get(struct actrack_karena *ka, bool create)
 	return ret;
 }
 
-void actrack_arena_mem_put(struct actrack_karena *ka)
+void actrack_karena_mem_put(struct actrack_karena *ka)
 {
 	mutex_lock(&ka->mem_lock);
 	if (!WARN_ON_ONCE(!ka->mem_users) && !--ka->mem_users)
@@ -223,7 +223,7 @@ void actrack_arena_mem_put(struct actrack_karena *ka)
 
 /* Only the bookkeeping: memory comes with its first user. */
 /* Takes over the reference of @budget. */
-static struct actrack_karena *actrack_arena_create(kuid_t uid,
+static struct actrack_karena *actrack_karena_create(kuid_t uid,
 						  struct actrack_budget *budget)
 {
 	struct actrack_karena *ka;
@@ -239,21 +239,21 @@ static struct actrack_karena *actrack_arena_create(kuid_t uid,
 	}
 	ka->size = actrack_arena_size;
 	ka->uid = uid;
-	ka->id = ++actrack_arena_ids;
+	ka->id = ++actrack_karena_ids;
 	ka->budget = *budget;
 	budget->ns = NULL;
 	kref_init(&ka->kref);
 	mutex_init(&ka->lock);
 	mutex_init(&ka->mem_lock);
 	INIT_LIST_HEAD(&ka->work_list);
-	INIT_WORK(&ka->work, actrack_arena_work);
+	INIT_WORK(&ka->work, actrack_karena_work);
 	return ka;
 }
 
 /* Lock held: the table is the only one that holds it, so nobody can
  * start using it; its memory is gone.
  */
-static bool actrack_arena_idle_locked(struct actrack_karena *ka)
+static bool actrack_karena_idle_locked(struct actrack_karena *ka)
 {
 	return kref_read(&ka->kref) == 1 && !READ_ONCE(ka->mem);
 }
@@ -281,11 +281,11 @@ static bool actrack_budget_gone_locked(const struct actrack_budget *b)
  * idle arena has no writer) or its budget is gone, but never host root's,
  * which max_arenas does not count.
  */
-static bool actrack_arena_evictable_locked(struct actrack_karena *ka,
+static bool actrack_karena_evictable_locked(struct actrack_karena *ka,
 					   const struct actrack_budget *b,
 					   bool own_only)
 {
-	if (!actrack_arena_idle_locked(ka))
+	if (!actrack_karena_idle_locked(ka))
 		return false;
 	if (actrack_budget_eq(&ka->budget, b))
 		return true;
@@ -296,13 +296,13 @@ static bool actrack_arena_evictable_locked(struct actrack_karena *ka,
 }
 
 /* Lock held: drop the oldest arena that may go.  Return: true if one did. */
-static bool actrack_arena_evict_locked(const struct actrack_budget *b,
+static bool actrack_karena_evict_locked(const struct actrack_budget *b,
 				       bool own_only)
 {
 	struct actrack_karena *ka;
 
 	list_for_each_entry(ka, &actrack_arenas, node) {
-		if (!actrack_arena_evictable_locked(ka, b, own_only))
+		if (!actrack_karena_evictable_locked(ka, b, own_only))
 			continue;
 		list_del(&ka->node);
 		actrack_nr_arenas--;
@@ -312,7 +312,7 @@ static bool actrack_arena_evict_locked(const struct actrack_budget *b,
 	return false;
 }
 
-static struct actrack_karena *actrack_arena_find_locked(kuid_t uid)
+static struct actrack_karena *actrack_karena_find_locked(kuid_t uid)
 {
 	struct actrack_karena *ka;
 
@@ -327,7 +327,7 @@ static struct actrack_karena *actrack_arena_find_locked(kuid_t uid)
  * max_arenas_per_user and, unless it is host root's, within max_arenas.
  * Return: 0 or -ENOSPC.
  */
-static int actrack_arena_room_locked(const struct actrack_budget *b)
+static int actrack_karena_room_locked(const struct actrack_budget *b)
 {
 	unsigned int same = 0, root = 0;
 	struct actrack_karena *ka;
@@ -337,18 +337,18 @@ static int actrack_arena_room_locked(const struct actrack_budget *b)
 		root += actrack_budget_is_root(&ka->budget);
 	}
 	if (same >= actrack_max_arenas_per_user)
-		return actrack_arena_evict_locked(b, true) ? 0 : -ENOSPC;
+		return actrack_karena_evict_locked(b, true) ? 0 : -ENOSPC;
 	if (actrack_budget_is_root(b) ||
 	    actrack_nr_arenas - root < actrack_max_arenas)
 		return 0;
-	return actrack_arena_evict_locked(b, false) ? 0 : -ENOSPC;
+	return actrack_karena_evict_locked(b, false) ? 0 : -ENOSPC;
 }
 
 /*
  * Return: a new reference to @cred's euid's arena, ERR_PTR(-ENOSPC) when
  * its budget or the table is full and nothing may go, or ERR_PTR(-ENOMEM).
  */
-struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred)
+struct actrack_karena *actrack_karena_get_or_create(const struct cred *cred)
 {
 	kuid_t uid = cred->euid;
 	struct actrack_budget b;
@@ -357,17 +357,17 @@ struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred)
 
 	actrack_budget_get(cred, &b);
 	mutex_lock(&actrack_arenas_mutex);
-	ka = actrack_arena_find_locked(uid);
+	ka = actrack_karena_find_locked(uid);
 	if (ka) {
 		actrack_karena_get(ka);
 		goto out;
 	}
-	ret = actrack_arena_room_locked(&b);
+	ret = actrack_karena_room_locked(&b);
 	if (ret) {
 		ka = ERR_PTR(ret);
 		goto out;
 	}
-	ka = actrack_arena_create(uid, &b);
+	ka = actrack_karena_create(uid, &b);
 	if (IS_ERR(ka))
 		goto out;
 	list_add_tail(&ka->node, &actrack_arenas);	/* the list's ref */
@@ -380,12 +380,12 @@ out:
 }
 
 /* Return: a new reference to @uid's arena or NULL; never creates. */
-struct actrack_karena *actrack_arena_lookup(kuid_t uid)
+struct actrack_karena *actrack_karena_lookup(kuid_t uid)
 {
 	struct actrack_karena *ka;
 
 	mutex_lock(&actrack_arenas_mutex);
-	ka = actrack_arena_find_locked(uid);
+	ka = actrack_karena_find_locked(uid);
 	if (ka)
 		actrack_karena_get(ka);
 	mutex_unlock(&actrack_arenas_mutex);
@@ -398,7 +398,7 @@ struct actrack_karena *actrack_arena_lookup(kuid_t uid)
  * Return: a new reference to the first arena whose id is at least @id, or
  * NULL.
  */
-struct actrack_karena *actrack_arena_next(unsigned long id)
+struct actrack_karena *actrack_karena_next(unsigned long id)
 {
 	struct actrack_karena *ka;
 
@@ -429,7 +429,7 @@ unsigned int actrack_arenas_count(void)
  * take a walk of the whole arena: computed at most once a second, so
  * that GET_STATS at any rate costs no more than that.
  */
-void actrack_arena_usage(struct actrack_karena *ka, u64 *used, u64 *free)
+void actrack_karena_usage(struct actrack_karena *ka, u64 *used, u64 *free)
 {
 	struct actrack_arena a;
 
@@ -451,21 +451,36 @@ out:
 	mutex_unlock(&ka->mem_lock);
 }
 
-/* out: cleanups, records_freed, corruption, reports_sent, reports_dropped */
-void actrack_arena_sum_counters(u64 out[5])
+/* Add @ka's counters to @c. */
+void actrack_karena_add_counters(struct actrack_karena *ka,
+				 struct actrack_counts *c)
+{
+	c->cleanups += atomic64_read(&ka->stats.cleanups);
+	c->records_freed += atomic64_read(&ka->stats.records_freed);
+	c->corruption += atomic64_read(&ka->stats.corruption);
+	c->reports_sent += atomic64_read(&ka->stats.reports_sent);
+	c->reports_dropped += atomic64_read(&ka->stats.reports_dropped);
+}
+
+/* @c: the counters of every arena, summed. */
+void actrack_karena_sum_counters(struct actrack_counts *c)
 {
 	struct actrack_karena *ka;
 
-	memset(out, 0, 5 * sizeof(*out));
+	memset(c, 0, sizeof(*c));
 	mutex_lock(&actrack_arenas_mutex);
-	list_for_each_entry(ka, &actrack_arenas, node) {
-		out[0] += atomic64_read(&ka->stats.cleanups);
-		out[1] += atomic64_read(&ka->stats.records_freed);
-		out[2] += atomic64_read(&ka->stats.corruption);
-		out[3] += atomic64_read(&ka->stats.reports_sent);
-		out[4] += atomic64_read(&ka->stats.reports_dropped);
-	}
+	list_for_each_entry(ka, &actrack_arenas, node)
+		actrack_karena_add_counters(ka, c);
 	mutex_unlock(&actrack_arenas_mutex);
+}
+
+/* ka->lock held: the @i-th oldest death kept, @i < ka->ring_count. */
+struct actrack_report *actrack_karena_ring_nth(struct actrack_karena *ka,
+					       u32 i)
+{
+	u32 kept = actrack_deaths_kept;
+
+	return ka->ring[(ka->ring_head + kept - ka->ring_count + i) % kept];
 }
 
 /*
@@ -473,7 +488,7 @@ void actrack_arena_sum_counters(u64 out[5])
  * bounded twice: deaths_kept entries and ACTRACK_RING_MAX_BYTES, oldest
  * evicted first, so a uid that dies a lot cannot pin unbounded memory.
  */
-void actrack_arena_store_death(struct actrack_karena *ka,
+void actrack_karena_store_death(struct actrack_karena *ka,
 			       struct actrack_report *d)
 {
 	u32 kept = actrack_deaths_kept;

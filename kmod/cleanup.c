@@ -384,7 +384,7 @@ static void actrack_proc_death(struct actrack_kproc *p)
 	actrack_free_records(p, NULL, NULL);
 	atomic64_inc(&ka->stats.cleanups);
 	if (d) {
-		actrack_arena_store_death(ka, d);
+		actrack_karena_store_death(ka, d);
 		/* Still ours to read: only this arena's work evicts. */
 		actrack_netlink_report(ka, d);
 	}
@@ -633,7 +633,7 @@ void actrack_cleanup_thread_exit_locked(struct actrack_kproc *p,
 /* Entries one run handles before it yields the worker to other arenas. */
 #define ACTRACK_WORK_BATCH	16
 
-void actrack_arena_work(struct work_struct *work)
+void actrack_karena_work(struct work_struct *work)
 {
 	struct actrack_karena *ka = container_of(work, struct actrack_karena,
 						 work);
@@ -718,7 +718,7 @@ int actrack_cleanup_init(void)
  * from here on.  Wait for the thread-exit walks under way in exiting
  * threads (each ends after its current batch, at most one walk of its
  * arena) and for them to have left this module's code; then drain the
- * work queue without walking what it holds (actrack_arena_work()).
+ * work queue without walking what it holds (actrack_karena_work()).
  */
 void actrack_cleanup_exit(void)
 {

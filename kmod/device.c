@@ -79,11 +79,11 @@ static struct actrack_karena *actrack_file_arena_locked(struct actrack_file *f)
 
 	if (!f->arena) {
 		if (f->read_only) {
-			ka = actrack_arena_lookup(f->uid);
+			ka = actrack_karena_lookup(f->uid);
 			if (!ka)
 				return ERR_PTR(-ENOENT);
 		} else {
-			ka = actrack_arena_get_or_create(f->cred);
+			ka = actrack_karena_get_or_create(f->cred);
 			if (IS_ERR(ka))
 				return ka;
 		}
@@ -256,7 +256,7 @@ static long actrack_ioc_select(struct actrack_file *f, void __user *argp)
 		ret = -EBUSY;
 		goto out;
 	}
-	ka = actrack_arena_lookup(uid);
+	ka = actrack_karena_lookup(uid);
 	if (!ka) {
 		ret = -ENOENT;
 		goto out;
@@ -304,18 +304,18 @@ static void actrack_vm_open(struct vm_area_struct *vma)
 
 	actrack_karena_get(ka);
 	/* The vma it is copied from holds the memory: cannot fail. */
-	WARN_ON_ONCE(actrack_arena_mem_get(ka, false));
+	WARN_ON_ONCE(actrack_karena_mem_get(ka, false));
 }
 
 static void actrack_vm_close(struct vm_area_struct *vma)
 {
 	struct actrack_karena *ka = vma->vm_private_data;
 
-	actrack_arena_mem_put(ka);
+	actrack_karena_mem_put(ka);
 	actrack_karena_put(ka);
 }
 
-static const struct vm_operations_struct actrack_arena_vm_ops = {
+static const struct vm_operations_struct actrack_karena_vm_ops = {
 	.open = actrack_vm_open,
 	.close = actrack_vm_close,
 };
@@ -381,17 +381,17 @@ static int actrack_mmap(struct file *file, struct vm_area_struct *vma)
 	 * empty one for as long as the mapping lives.  The arena itself is
 	 * there (a reader never makes one), so this stays within max_arenas.
 	 */
-	ret = actrack_arena_mem_get(ka, true);
+	ret = actrack_karena_mem_get(ka, true);
 	if (ret)
 		goto out;
 	ret = remap_vmalloc_range(vma, ka->mem, vma->vm_pgoff);
 	if (ret) {
-		actrack_arena_mem_put(ka);
+		actrack_karena_mem_put(ka);
 		goto out;
 	}
 	actrack_karena_get(ka);
 	vma->vm_private_data = ka;
-	vma->vm_ops = &actrack_arena_vm_ops;
+	vma->vm_ops = &actrack_karena_vm_ops;
 	f->mapped = true;
 out:
 	mutex_unlock(&f->lock);

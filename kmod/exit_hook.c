@@ -129,7 +129,7 @@ void actrack_proc_put(struct actrack_kproc *p)
 		return;
 	/* Stacks its report did not take (exec, unload, no report). */
 	actrack_capture_drop(p);
-	actrack_arena_mem_put(p->arena);
+	actrack_karena_mem_put(p->arena);
 	actrack_karena_put(p->arena);
 	xa_destroy(&p->trackers);
 	put_pid_ns(p->pid_ns);
@@ -217,12 +217,12 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	int ret;
 
 	/* Its records need memory: a memory user from now on. */
-	ret = actrack_arena_mem_get(ka, true);
+	ret = actrack_karena_mem_get(ka, true);
 	if (ret)
 		return ret;
 	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p) {
-		actrack_arena_mem_put(ka);
+		actrack_karena_mem_put(ka);
 		return -ENOMEM;
 	}
 	refcount_set(&p->ref, 1);		/* the hash's */
@@ -290,7 +290,7 @@ out_free:
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
 	kfree(p);
-	actrack_arena_mem_put(ka);
+	actrack_karena_mem_put(ka);
 	return ret;
 }
 

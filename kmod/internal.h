@@ -314,18 +314,27 @@ extern raw_spinlock_t actrack_procs_lock;
 /* arenas.c */
 int actrack_arenas_init(void);
 void actrack_arenas_exit(void);
-struct actrack_karena *actrack_arena_get_or_create(const struct cred *cred);
+struct actrack_karena *actrack_karena_get_or_create(const struct cred *cred);
 void actrack_budget_get(const struct cred *cred, struct actrack_budget *b);
 void actrack_budget_put(struct actrack_budget *b);
 bool actrack_budget_eq(const struct actrack_budget *a,
 		       const struct actrack_budget *b);
-void actrack_arena_usage(struct actrack_karena *ka, u64 *used, u64 *free);
-int actrack_arena_mem_get(struct actrack_karena *ka, bool create);
-void actrack_arena_mem_put(struct actrack_karena *ka);
-struct actrack_karena *actrack_arena_lookup(kuid_t uid);
-struct actrack_karena *actrack_arena_next(unsigned long id);
+void actrack_karena_usage(struct actrack_karena *ka, u64 *used, u64 *free);
+int actrack_karena_mem_get(struct actrack_karena *ka, bool create);
+void actrack_karena_mem_put(struct actrack_karena *ka);
+struct actrack_karena *actrack_karena_lookup(kuid_t uid);
+struct actrack_karena *actrack_karena_next(unsigned long id);
 unsigned int actrack_arenas_count(void);
-void actrack_arena_sum_counters(u64 out[5]);
+/* The counters as GET_STATS reports them, of one arena or summed. */
+struct actrack_counts {
+	u64 cleanups, records_freed, corruption;
+	u64 reports_sent, reports_dropped;
+};
+void actrack_karena_add_counters(struct actrack_karena *ka,
+				 struct actrack_counts *c);
+void actrack_karena_sum_counters(struct actrack_counts *c);
+struct actrack_report *actrack_karena_ring_nth(struct actrack_karena *ka,
+					       u32 i);
 
 static inline void actrack_karena_get(struct actrack_karena *ka)
 {
@@ -333,7 +342,7 @@ static inline void actrack_karena_get(struct actrack_karena *ka)
 }
 
 void actrack_karena_put(struct actrack_karena *ka);
-void actrack_arena_store_death(struct actrack_karena *ka,
+void actrack_karena_store_death(struct actrack_karena *ka,
 			       struct actrack_report *d);
 void actrack_report_free(struct actrack_report *d);
 
@@ -386,7 +395,7 @@ void actrack_cleanup_queue_locked(struct actrack_kproc *p, bool urgent);
 struct task_struct;
 void actrack_cleanup_thread_exit_locked(struct actrack_kproc *p,
 					struct task_struct *task);
-void actrack_arena_work(struct work_struct *work);
+void actrack_karena_work(struct work_struct *work);
 
 /* netlink.c */
 int actrack_netlink_init(void);

@@ -824,14 +824,14 @@ static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
 {
 	struct user_namespace *ns = r->user_ns;
 	struct pid_namespace *pid_ns = (void *)cb->args[ACTRACK_CB_PIDNS];
-	u32 kept = actrack_deaths_kept, i, pid;
+	u32 i, pid;
 	int ret = 0;
 
 	mutex_lock(&ka->lock);
 	for (i = 0; i < ka->ring_count; i++) {
 		struct actrack_report *d;
 
-		d = ka->ring[(ka->ring_head + kept - ka->ring_count + i) % kept];
+		d = actrack_karena_ring_nth(ka, i);
 		if (d->seq <= (u64)cb->args[ACTRACK_CB_SEQ])
 			continue;
 		pid = pid_nr_ns(d->tgid, pid_ns);
@@ -874,7 +874,7 @@ static int actrack_nl_deaths_dump(struct sk_buff *skb,
 	int err = 0;
 
 	/* Bounded: max_arenas arenas, each ring deaths_kept long. */
-	while ((ka = actrack_arena_next(cb->args[ACTRACK_CB_ARENA]))) {
+	while ((ka = actrack_karena_next(cb->args[ACTRACK_CB_ARENA]))) {
 		/* The one being dumped went: its successor from the start. */
 		if (ka->id != cb->args[ACTRACK_CB_ARENA]) {
 			cb->args[ACTRACK_CB_ARENA] = ka->id;
@@ -910,7 +910,8 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	struct actrack_nl_id id;
 	struct nlattr *nest;
 	struct sk_buff *msg;
-	u64 sum[5] = { 0 }, arenas, attached = 0;
+	struct actrack_counts sum = { 0 };
+	u64 arenas, attached = 0;
 	void *hdr;
 	int err;
 
@@ -928,33 +929,32 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	if (!nest)
 		goto nospace;
 	/* The caller's own arena, if it has one (never created here). */
-	ka = actrack_arena_lookup(id.uid);
+	ka = actrack_karena_lookup(id.uid);
 	if (global) {
-		actrack_arena_sum_counters(sum);
+		actrack_karena_sum_counters(&sum);
 		arenas = actrack_arenas_count();
 		attached = actrack_attached_count();
 	} else {
 		arenas = ka ? 1 : 0;
 		if (ka) {
-			sum[0] = atomic64_read(&ka->stats.cleanups);
-			sum[1] = atomic64_read(&ka->stats.records_freed);
-			sum[2] = atomic64_read(&ka->stats.corruption);
-			sum[3] = atomic64_read(&ka->stats.reports_sent);
-			sum[4] = atomic64_read(&ka->stats.reports_dropped);
+			actrack_karena_add_counters(ka, &sum);
 			attached = atomic_read(&ka->attached);
 		}
 	}
 	err = actrack_put_stat(msg, ACTRACK_S_ARENAS, arenas) ||
 	      actrack_put_stat(msg, ACTRACK_S_ATTACHED, attached) ||
-	      actrack_put_stat(msg, ACTRACK_S_CLEANUPS, sum[0]) ||
-	      actrack_put_stat(msg, ACTRACK_S_RECORDS_FREED, sum[1]) ||
-	      actrack_put_stat(msg, ACTRACK_S_CORRUPTION, sum[2]) ||
-	      actrack_put_stat(msg, ACTRACK_S_REPORTS_SENT, sum[3]) ||
-	      actrack_put_stat(msg, ACTRACK_S_REPORTS_DROPPED, sum[4]);
+	      actrack_put_stat(msg, ACTRACK_S_CLEANUPS, sum.cleanups) ||
+	      actrack_put_stat(msg, ACTRACK_S_RECORDS_FREED,
+			       sum.records_freed) ||
+	      actrack_put_stat(msg, ACTRACK_S_CORRUPTION, sum.corruption) ||
+	      actrack_put_stat(msg, ACTRACK_S_REPORTS_SENT,
+			       sum.reports_sent) ||
+	      actrack_put_stat(msg, ACTRACK_S_REPORTS_DROPPED,
+			       sum.reports_dropped);
 	if (!err && ka) {
 		u64 used, free;
 
-		actrack_arena_usage(ka, &used, &free);
+		actrack_karena_usage(ka, &used, &free);
 		err = actrack_put_stat(msg, ACTRACK_S_ARENA_SIZE, ka->size) ||
 		      actrack_put_stat(msg, ACTRACK_S_BYTES_USED, used) ||
 		      actrack_put_stat(msg, ACTRACK_S_BYTES_FREE, free);
