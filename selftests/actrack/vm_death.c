@@ -146,7 +146,7 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 	EXPECT_FALSE(d->core_dumped);
 	EXPECT_EQ(status, d->wait_status);
 	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d->process.phase);
-	EXPECT_EQ(0, d->flags);
+	EXPECT_EQ(VM_DEATH_FLAGS, d->flags);
 	EXPECT_NE(0, d->seq);
 	EXPECT_GE(d->exit_time_ns, t0);
 	EXPECT_LE(d->exit_time_ns, t_report);
@@ -317,7 +317,7 @@ static void check_ud(struct __test_metadata *_metadata,
 		     const struct ud_report *r)
 {
 	ASSERT_EQ(1, r->found);
-	EXPECT_EQ(0, r->flags);
+	EXPECT_EQ(VM_DEATH_FLAGS, r->flags);
 	ASSERT_EQ(1, r->nr_proc);
 	EXPECT_STREQ("role", r->proc[0].name);
 	EXPECT_EQ(ACTRACK_VALUE_STRING, r->proc[0].type);

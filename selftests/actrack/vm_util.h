@@ -59,6 +59,17 @@
 #endif
 #endif
 
+/*
+ * The flags of a clean death report of this build's own processes: the
+ * module copies the stacks of 64-bit threads only, so a 32-bit build's
+ * reports say ACTRACK_DEATH_STACKS_UNSUPPORTED.
+ */
+#ifdef __x86_64__
+#define VM_DEATH_FLAGS 0U
+#else
+#define VM_DEATH_FLAGS ACTRACK_DEATH_STACKS_UNSUPPORTED
+#endif
+
 /* Skip (never pass) where the module is not there, e.g. on the host. */
 #define VM_REQUIRE_MODULE()						\
 	do {								\
