@@ -95,7 +95,8 @@ static bool actrack_budget_is_root(const struct actrack_budget *b)
 }
 
 /*
- * Zeroed pages charged to the caller's memory cgroup, mapped into one
+ * Zeroed pages charged to the caller's memory cgroup (see compat.h:
+ * not before 5.11), mapped into one
  * virtually contiguous range that remap_vmalloc_range() accepts
  * (VM_USERMAP).  vmalloc_user() cannot be charged, so it is done by hand.
  */
@@ -109,7 +110,7 @@ static void *actrack_mem_alloc(struct actrack_karena *ka, u32 size)
 	if (!pages)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+		pages[i] = alloc_page(ACTRACK_GFP_USER_PAGES | __GFP_ZERO |
 				      __GFP_NOWARN);
 		if (!pages[i])
 			goto err;

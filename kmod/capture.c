@@ -25,7 +25,8 @@
  * What is copied is what a core dump would hold: the mapping that holds
  * the sp, from the sp to its end, never one excluded from core dumps
  * (MADV_DONTDUMP, VM_IO, VM_PFNMAP), looked up under a trylock of the
- * memory map (no sleeping here: a map being changed costs the copy).
+ * memory map, retried for at most ACTRACK_CAPTURE_SPIN_US (no sleeping
+ * here: a writer the kill did not make let go in time costs the copy).
  * Only deaths by a signal are captured: the other threads of a clean
  * exit() take the same SIGKILL, but their stacks are no one's business
  * unless the process asked (ACTRACK_STACKS_ON_EXIT).
@@ -51,6 +52,7 @@
 #include <linux/signal.h>
 #include <linux/uaccess.h>
 #include <linux/jiffies.h>
+#include <linux/delay.h>
 #include <linux/bitmap.h>
 #include <linux/mmap_lock.h>
 #include <linux/fs.h>
@@ -246,6 +248,27 @@ static void actrack_user_regs(struct actrack_capture_slot *s)
 #endif
 
 /*
+ * The memory map read-locked, for a dying thread: siglock held, IRQs off,
+ * so never a sleep.  A writer that holds it as the group is killed lets go
+ * within microseconds: a core dump stopping the threads (before 5.16 it
+ * did so with the map locked), a thread whose mmap() the kill interrupted
+ * (an OOM kill charged inside mmap()).  Wait for that, a bounded time.
+ */
+#define ACTRACK_CAPTURE_SPIN_US	2000
+
+static bool actrack_mmap_read_lock_dying(struct mm_struct *mm)
+{
+	unsigned int us;
+
+	for (us = 0; us < ACTRACK_CAPTURE_SPIN_US; us++) {
+		if (mmap_read_trylock(mm))
+			return true;
+		udelay(1);
+	}
+	return false;
+}
+
+/*
  * Copy the stack from the sp up, a page at a time, without faulting, and
  * only what a core dump would hold: stops at the end of the mapping that
  * holds the sp, at the first page that is not there, or at the cap.  The
@@ -260,7 +283,7 @@ static void actrack_copy_stack(struct actrack_capture_slot *s)
 	bool capped = true;
 	u32 len = 0;
 
-	if (!mmap_read_trylock(mm)) {
+	if (!actrack_mmap_read_lock_dying(mm)) {
 		s->flags |= ACTRACK_STACK_UNREADABLE;
 		return;
 	}
@@ -326,7 +349,8 @@ static void actrack_capture_user_ns(struct actrack_kproc *p)
 
 /*
  * signal_deliver probe: RCU read side held, @p found ATTACHED.  Bounded:
- * at most stack_slots bit operations and stack_bytes copied.
+ * at most stack_slots bit operations, ACTRACK_CAPTURE_SPIN_US waiting for
+ * the memory map and stack_bytes copied.
  */
 static void actrack_capture_thread(struct actrack_kproc *p)
 {

@@ -40,17 +40,46 @@ static inline void actrack_timer_delete_sync(struct timer_list *timer)
 #endif
 }
 
-/* Is an exec() of this group killing its other threads?  5.17 renamed
- * signal->group_exit_task (set by de_thread() alone) group_exec_task.
+/* Has the group begun to die: exit_group(), a fatal signal, a core dump?
+ * Before 5.16 a core dump set SIGNAL_GROUP_COREDUMP alone (not
+ * SIGNAL_GROUP_EXIT) until the dump was written; 7.x dropped that flag.
+ */
+static inline bool actrack_group_exit_begun(struct signal_struct *sig)
+{
+	unsigned int flags = READ_ONCE(sig->flags);
+
+#ifdef SIGNAL_GROUP_COREDUMP
+	return flags & (SIGNAL_GROUP_EXIT | SIGNAL_GROUP_COREDUMP);
+#else
+	return flags & SIGNAL_GROUP_EXIT;
+#endif
+}
+
+/* Is an exec() of this group killing its other threads?  5.17 gave exec
+ * its own field, group_exec_task; before, de_thread() and a core dump's
+ * zap_threads() both set group_exit_task, and only the dump also set
+ * SIGNAL_GROUP_COREDUMP.
  */
 static inline bool actrack_group_exec_running(struct signal_struct *sig)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 17, 0)
 	return READ_ONCE(sig->group_exec_task);
 #else
-	return READ_ONCE(sig->group_exit_task);
+	return READ_ONCE(sig->group_exit_task) &&
+	       !actrack_group_exit_begun(sig);
 #endif
 }
+
+/* Pages that will be mapped into user space, charged to the caller's
+ * memory cgroup where the kernel can map charged pages.  Until 5.11 a
+ * charged page carried the PageKmemcg type, which vm_insert_page()
+ * refuses (EINVAL): there they go uncharged, bounded by the budgets alone.
+ */
+#ifdef PG_kmemcg
+#define ACTRACK_GFP_USER_PAGES	GFP_KERNEL
+#else
+#define ACTRACK_GFP_USER_PAGES	GFP_KERNEL_ACCOUNT
+#endif
 
 /* CLOCK_BOOTTIME nanoseconds as @current's time namespace sees them.
  * timens_add_boottime_ns() came in 5.11; the timespec64 form is in all.

@@ -374,7 +374,7 @@ static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 			refcount_dec(&p->ref);
 		}
 	} else if (p->state == ACTRACK_PROC_ATTACHED &&
-		   !(READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) &&
+		   !actrack_group_exit_begun(sig) &&
 		   !actrack_group_exec_running(sig)) {
 		/*
 		 * Only a thread that leaves on its own.  When the whole group
@@ -393,7 +393,7 @@ out:
  * killing of the other threads, or its last thread's exit), or ended?
  * The cleanup work asks, after seeing a thread gone or exiting, whether
  * that thread left on its own: a thread that the group's end kills only
- * begins to exit after SIGNAL_GROUP_EXIT or group_exec_task is set (under
+ * begins to exit after actrack_group_exit_begun() or an exec is seen (under
  * the siglock that it then takes to dequeue its SIGKILL), so a thread
  * seen exiting before this returns false left before the group began to
  * end.  Context: any; takes the RCU read lock.
@@ -409,7 +409,7 @@ bool actrack_proc_group_ending(struct actrack_kproc *p)
 	task = pid_task(p->tgid, PIDTYPE_TGID);
 	if (task) {
 		sig = task->signal;
-		ending = (READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) ||
+		ending = actrack_group_exit_begun(sig) ||
 			 actrack_group_exec_running(sig) ||
 			 !atomic_read(&sig->live);
 	}

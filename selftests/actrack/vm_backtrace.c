@@ -446,6 +446,14 @@ static void bt_run(struct __test_metadata *_metadata,
 	ASSERT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(signo, WTERMSIG(status));
 	d = vm_wait_death(self->m, self->ds, self->pid, 10000);
+	if (!d) {
+		struct actrack_kstats st;
+
+		if (!actrack_monitor_stats(self->m, &st))
+			TH_LOG("module: reports sent %llu dropped %llu",
+			       (unsigned long long)st.reports_sent,
+			       (unsigned long long)st.reports_dropped);
+	}
 	ASSERT_NE(NULL, d) TH_LOG("no death report for %d", self->pid);
 	self->pid = -1;
 	EXPECT_EQ(signo, d->signal);
