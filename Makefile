@@ -149,7 +149,7 @@ $(O)/cli/help.o: $(O)/cli/help.c cli/cli.h
 # must see the C library's names as they are, not renamed by
 # _FILE_OFFSET_BITS.
 $(PRELOAD_OBJ): private CFLAGS := $(filter-out -D_FILE_OFFSET_BITS=64,$(CFLAGS))
-$(PRELOAD_OBJ): CFLAGS += -ffunction-sections -fdata-sections
+$(PRELOAD_OBJ): CFLAGS += -ffunction-sections -fdata-sections -Iarena -Ilib
 # A preload is loaded at start: its thread-locals are in the static TLS
 # block, reached without __tls_get_addr (nor a dependency on ld.so).
 $(O)/preload/%.o: %.c

@@ -199,11 +199,38 @@ struct actrack_process *__actrack_process_record(void)
 				 sizeof(struct actrack_process));
 }
 
+void __actrack_set_argv(char **argv)
+{
+	__actrack_proc.argv = argv;
+}
+
+/* @argv NUL-separated into @rec, cut where /proc/self/cmdline's read is. */
+static void join_argv(struct actrack_process *rec, char *const *argv)
+{
+	size_t len = 0, room = sizeof(rec->cmdline);
+
+	for (; *argv && len < room; argv++) {
+		size_t n = strlen(*argv) + 1;
+
+		if (n > room - len)
+			n = room - len;
+		memcpy(rec->cmdline + len, *argv, n);
+		len += n;
+	}
+	rec->cmdline_size = (__u32)len;
+}
+
 static void read_cmdline(struct actrack_process *rec)
 {
+	struct actrack_proc *p = &__actrack_proc;
 	ssize_t n;
 	int fd;
 
+	if (p->argv) {
+		join_argv(rec, p->argv);
+		p->argv = NULL;	/* a later attach sees what it is now */
+		return;
+	}
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -255,13 +282,21 @@ static bool image_was_tracked(void)
 	return !strcmp(env, self);
 }
 
-/* Say so to the next image (ACTRACK_INIT_MARK_IMAGE: single-threaded). */
+/*
+ * Say so to the next image (ACTRACK_INIT_MARK_IMAGE: single-threaded).
+ * putenv() of a buffer that lives as long as the process: replacing a
+ * variable the environment already has (an earlier image's mark, or the
+ * empty one `actrack run` starts with) allocates nothing, where setenv()
+ * would be the first malloc() of many a small program.
+ */
 static void mark_image(void)
 {
-	char self[48];
+	static char var[sizeof(ACTRACK_ENV_IMAGE) + 48];
+	int n;
 
-	image_name(self, sizeof(self));
-	setenv(ACTRACK_ENV_IMAGE, self, 1);
+	n = snprintf(var, sizeof(var), "%s=", ACTRACK_ENV_IMAGE);
+	image_name(var + n, sizeof(var) - (size_t)n);
+	putenv(var);
 }
 
 /* Register with the kernel (module) or compute our identity (file). */
@@ -282,7 +317,7 @@ static int register_identity(void)
 	}
 	p->pid = (uint32_t)getpid();
 	p->pid_ns = __actrack_pid_ns_of("self");
-	ret = actrack_read_start_ticks(getpid(), &p->start_ticks);
+	ret = actrack_read_start_ticks((pid_t)p->pid, &p->start_ticks);
 	return ret;
 }
 

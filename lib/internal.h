@@ -187,8 +187,19 @@ struct actrack_proc {
 	 * ACTRACK__FULL_COLLECT_NS, so that an arena full of live processes
 	 * does not make every failed allocation scan /proc. */
 	uint64_t full_collect_ns;
+	/* The arguments exec() gave this image, from a preload's constructor
+	 * (__actrack_set_argv()); taken by the first attach only. */
+	char **argv;
 };
 extern struct actrack_proc __actrack_proc __actrack_hidden;
+
+/*
+ * The command line from the arguments a constructor was given (glibc
+ * passes argc, argv and envp to every ELF constructor): the same bytes
+ * as /proc/self/cmdline before the program could change them, without
+ * opening it.  For the first attach of this image only.
+ */
+__actrack_hidden void __actrack_set_argv(char **argv);
 
 #define ACTRACK__RETRY_MIN_NS	1000000000ULL	/* 1 s */
 #define ACTRACK__RETRY_MAX_NS	64000000000ULL	/* 64 s */

@@ -190,13 +190,13 @@ static int tracker_create(const char *name)
 {
 	struct actrack_proc *p = &__actrack_proc;
 	struct actrack_thread *t;
-	uint32_t ref, size;
+	uint32_t ref, size, tid = current_tid();
 	void *blk;
 
 	pthread_once(&exit_key_once, make_exit_key);
 	size = ACTRACK_THREAD_DATA_END(p->slots);
 	ref = __actrack_alloc_owned(__actrack_arena(), ACTRACK_TYPE_THREAD,
-				    size, current_tid(), &blk);
+				    size, tid, &blk);
 	if (!ref) {
 		__atomic_fetch_add(&p->tracker_failures, 1, __ATOMIC_RELAXED);
 		return -ENOSPC;
@@ -207,7 +207,7 @@ static int tracker_create(const char *name)
 	t->slot_count = p->slots;
 	t->flags = ACTRACK_THREAD_HELD | ACTRACK_THREAD_DATA;
 	ACTRACK_THREAD_HELD_SET(t)->capacity = ACTRACK_HELD_SLOTS;
-	tstate.id = __actrack_publish_owner(&t->owner, current_tid());
+	tstate.id = __actrack_publish_owner(&t->owner, tid);
 	tid_register(t->owner.tid);
 	tstate.ref = ref;
 	register_with_kernel(ref);

@@ -56,6 +56,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include "actrack.h"
+#include "internal.h"	/* __actrack_set_argv() */
 
 #define EXPORT	__attribute__((visibility("default")))
 
@@ -1534,7 +1535,8 @@ static bool libactrack_loaded(void)
 	return dl_iterate_phdr(find_libactrack, NULL) != 0;
 }
 
-__attribute__((constructor)) static void preload_init(void)
+__attribute__((constructor)) static void preload_init(int argc, char **argv,
+						    char **envp)
 {
 	int e = errno, ret;
 	const char *nf;
@@ -1567,6 +1569,10 @@ __attribute__((constructor)) static void preload_init(void)
 	 * code symbolizes even after it died) and give the main thread its
 	 * tracker; if that fails, pushes are dropped and retried later.
 	 */
+	(void)argc;
+	(void)envp;
+	if (argv)
+		__actrack_set_argv(argv);
 	ret = actrack_init(&(struct actrack_opts){
 		.sz = sizeof(struct actrack_opts),
 		.flags = ACTRACK_INIT_MARK_IMAGE,	/* single-threaded */

@@ -473,6 +473,47 @@ TEST_F(run, exec_chain_keeps_one_record)
 	actrack_snapshot_free(s);
 }
 
+/*
+ * The record's command line, taken from the arguments the preload's
+ * constructor was given: byte for byte what /proc/PID/cmdline held at
+ * exec, empty arguments and the cut at ACTRACK_CMDLINE_MAX included.
+ */
+TEST_F(run, command_line_recorded_as_exec_gave_it)
+{
+	char longarg[700], want[ACTRACK_CMDLINE_MAX + 1];
+	char *cmd[] = { "actrack", "run", "--", "/bin/sleep", "300", "",
+			"a b", longarg, NULL };
+	const struct actrack_snap_process *p;
+	struct actrack_snapshot *s;
+	size_t n = 0;
+
+	NEEDS_PRELOAD();
+	memset(longarg, 'x', sizeof(longarg) - 1);
+	longarg[sizeof(longarg) - 1] = 0;
+	/* The NUL-separated arguments, cut, NULs shown as spaces. */
+	for (int i = 3; cmd[i] && n < ACTRACK_CMDLINE_MAX; i++) {
+		size_t len = strlen(cmd[i]);
+
+		for (size_t k = 0; k <= len && n < ACTRACK_CMDLINE_MAX; k++)
+			want[n++] = k < len ? cmd[i][k] : ' ';
+	}
+	want[n] = 0;
+	ASSERT_EQ(ACTRACK_CMDLINE_MAX, n);
+	self->job = start_run(cmd);
+	ASSERT_LT(0, self->job);
+	s = wait_tracked(self->arena, self->job, "/bin/sleep");
+	ASSERT_NE(NULL, s);
+	actrack_snapshot_free(s);
+	/* The record's, not /proc's (which live views show). */
+	ASSERT_EQ(0, actrack_snapshot_take(self->arena,
+					   ACTRACK_SNAP_ARENA_FILE |
+					   ACTRACK_SNAP_NO_CMDLINES, &s));
+	p = snap_find(s, (uint32_t)self->job);
+	ASSERT_NE(NULL, p);
+	EXPECT_STREQ(want, p->cmdline);
+	actrack_snapshot_free(s);
+}
+
 /* ---- what a new user reads ------------------------------------------------ */
 
 /* The default arena that does not exist yet: what to do about it. */
