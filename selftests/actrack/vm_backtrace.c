@@ -173,16 +173,26 @@ NOINLINE static int main_level3(enum bt_mode mode)
 		break;
 	case BT_ABORT:
 		abort();
-	case BT_OOM:
-		/* Touch memory until the cgroup's OOM killer ends us. */
-		for (;;) {
-			char *m = malloc(1 << 20);
+	case BT_OOM: {
+		/*
+		 * Touch memory until the cgroup's OOM killer ends us, in page
+		 * faults of one mapping made beforehand.  Not malloc()'s
+		 * mmap() per MiB: an OOM kill charged inside mmap() holds the
+		 * memory map for writing while the killer prints its report
+		 * (a serial console: milliseconds), and a thread that dies
+		 * meanwhile has its stack marked unreadable (docs/trust.md).
+		 */
+		size_t len = (size_t)256 << 20;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
 
-			if (!m)
-				_exit(4);
-			memset(m, 1, 1 << 20);
-			bt_sink += m[4095];
-		}
+		if (m == MAP_FAILED)
+			_exit(4);
+		for (size_t off = 0; off < len; off += 4096)
+			m[off] = 1;
+		_exit(4);
+	}
 	case BT_KILL:
 		pause();
 		break;
