@@ -411,6 +411,20 @@ static bool format_time(uint64_t mono_ns, bool utc_iso, char *buf,
 	return true;
 }
 
+const char *render_killer_kind(uint32_t kind)
+{
+	switch (kind) {
+	case ACTRACK_KILLER_PROCESS:
+		return "process";
+	case ACTRACK_KILLER_SELF:
+		return "self";
+	case ACTRACK_KILLER_KERNEL:
+		return "kernel";
+	default:
+		return "unknown";
+	}
+}
+
 /* How a sender's signal was sent, from its si_code (NULL: not said). */
 static const char *killer_via(const struct actrack_death_killer *k)
 {
@@ -520,11 +534,6 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 /* "killer": the sender of the fatal signal, when the report names it. */
 static void death_killer_json(struct json *j, const struct actrack_death *d)
 {
-	static const char *const kinds[] = {
-		[ACTRACK_KILLER_PROCESS] = "process",
-		[ACTRACK_KILLER_SELF] = "self",
-		[ACTRACK_KILLER_KERNEL] = "kernel",
-	};
 	const struct actrack_death_killer *k = &d->killer;
 	char sig[32];
 
@@ -532,7 +541,7 @@ static void death_killer_json(struct json *j, const struct actrack_death *d)
 		return;
 	json_key(j, "killer");
 	json_object_begin(j);
-	json_kv_string(j, "kind", kinds[k->kind], 16);
+	json_kv_string(j, "kind", render_killer_kind(k->kind), 16);
 	json_kv_i64(j, "signal", k->signal);
 	json_kv_string(j, "signal_name",
 		       cli_signal_name(k->signal, sig, sizeof(sig)),
