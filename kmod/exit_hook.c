@@ -136,7 +136,7 @@ void actrack_proc_put(struct actrack_kproc *p)
 	xa_destroy(&p->trackers);
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
-	actrack_killer_put(&p->killer);
+	actrack_killer_drop(p);
 	/* A probe may still be looking at it under RCU. */
 	kfree_rcu(p, rcu);
 }

@@ -216,6 +216,14 @@ struct actrack_killer {
 	char comm[16];			/* TASK_COMM_LEN, NUL-terminated */
 };
 
+/* struct actrack_kproc.killer_state (killer.c) */
+enum {
+	ACTRACK_KILLER_ST_EMPTY,	/* no sender yet: a probe may claim */
+	ACTRACK_KILLER_ST_WRITING,	/* a probe is recording one */
+	ACTRACK_KILLER_ST_SET,		/* recorded */
+	ACTRACK_KILLER_ST_CLOSED,	/* taken or dropped: no more writes */
+};
+
 /* One death report, in kernel memory: built once, rendered per reader. */
 struct actrack_report {
 	size_t bytes;			/* allocation size (ring budget) */
@@ -313,7 +321,10 @@ struct actrack_kproc {
 	u32 stack_opts;			/* [L] ACTRACK_STACKS_* */
 	struct pid *stack_reader;	/* [L] ACTRACK_IOC_STACKS, referenced */
 	struct user_namespace *stack_user_ns;	/* first capture's, ref */
-	/* [L] the first fatal signal's sender, until the group is DEAD */
+	/* The first fatal signal's sender, claimed through @killer_state
+	 * (ACTRACK_KILLER_ST_EMPTY ...; killer.c), not under the lock.
+	 */
+	atomic_t killer_state;
 	struct actrack_killer killer;
 	/* written by the probe that ends it, read by the work after */
 	u32 wait_status;
@@ -412,6 +423,7 @@ bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
 void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
 			  struct task_struct *task, int group, int result);
 void actrack_killer_take(struct actrack_kproc *p, struct actrack_report *d);
+void actrack_killer_drop(struct actrack_kproc *p);
 void actrack_killer_put(struct actrack_killer *k);
 
 /* cleanup.c */

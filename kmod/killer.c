@@ -7,19 +7,22 @@
  * the probe does what the exit probe does: nothing while no process is
  * attached, one test of the signal's fatality (the target's action, read
  * under its siglock) and one RCU hash lookup otherwise, and only for an
- * attached target the raw proc lock, a few stores and one pid reference
- * (an atomic increment).  No allocation, no sleep.
+ * attached target one cmpxchg, a few stores and one pid reference (an
+ * atomic increment).  No lock, no allocation, no sleep.
  *
- * What: the first fatal signal sent to any thread of the group (the
- * siglock, shared by the group, orders the senders), or a SIGKILL sent
- * after a fatal signal that has not killed yet (blocked): the SIGKILL is
- * what kills.  Once the group is dying the kernel drops further signals
- * (only SIGKILL gets through a core dump, and the dump's signal is still
- * the one it dies of): they change nothing.  Under actrack_procs_lock
- * and only while the proc is ATTACHED: once the exit probe has made it
- * DEAD, the cleanup work owns the record and moves it into the report,
- * which names the sender only if its signal is the one the process died
- * of (actrack_killer_take()).
+ * What: the first fatal signal sent to any thread of the group; later
+ * ones change nothing.  The report names that sender only if its signal
+ * is the one the process died of (actrack_killer_take()): a blocked
+ * SIGTERM followed by the SIGKILL that killed names nobody, never the
+ * wrong one.
+ *
+ * Not under actrack_procs_lock: signals are also sent from hard
+ * interrupts (timers), where that lock, taken elsewhere with interrupts
+ * on, could deadlock.  The record is claimed instead, by one cmpxchg of
+ * @killer_state (EMPTY -> WRITING -> SET), and closed by whoever frees
+ * or reports the proc (-> CLOSED), which waits out a probe still writing
+ * (a few stores, with preemption off).  A probe that finds it anything
+ * but EMPTY leaves.  The proc's memory outlives the probe's RCU read side.
  *
  * Who is the sender: the kernel when the signal says so (SEND_SIG_PRIV,
  * si_code > 0 as a fault's or SI_KERNEL, SI_TIMER), or when current is a
@@ -35,7 +38,6 @@
 #include <linux/string.h>
 #include <trace/events/signal.h>
 #include "internal.h"
-#include "compat.h"
 
 /* @info's si_code, SEND_SIG_NOINFO and SEND_SIG_PRIV decoded. */
 static s32 actrack_si_code(const struct kernel_siginfo *info)
@@ -57,44 +59,25 @@ static u32 actrack_killer_kind(s32 code, struct task_struct *task)
 	return ACTRACK_KILLER_PROCESS;
 }
 
-/* Should @sig, sent to @task, replace @k (none yet: kind 0)? */
-static bool actrack_killer_wanted(const struct actrack_killer *k, int sig,
-				  struct task_struct *task)
+/* @k claimed (WRITING): record current as the sender. */
+static void actrack_killer_record(struct actrack_killer *k, int sig,
+				  s32 code, struct task_struct *task)
 {
-	if (!k->kind)
-		return true;
-	return sig == SIGKILL && k->sig != SIGKILL &&
-	       !actrack_group_exit_begun(task->signal);
-}
-
-/*
- * Lock held, @p ATTACHED: record current as the sender.  Return the
- * previous sender's pid, for the caller to put outside the raw lock.
- */
-static struct pid *actrack_killer_record(struct actrack_kproc *p, int sig,
-					 s32 code, struct task_struct *task)
-{
-	struct actrack_killer *k = &p->killer;
-	struct pid *old = k->tgid;
-
-	memset(k, 0, sizeof(*k));
 	k->kind = actrack_killer_kind(code, task);
 	k->sig = sig;
 	k->code = code;
 	if (k->kind == ACTRACK_KILLER_KERNEL)
-		return old;
+		return;
 	/* An atomic increment: current's own pid is alive. */
 	k->tgid = get_pid(task_tgid(current));
 	k->euid = current_euid();
 	strscpy(k->comm, current->comm, sizeof(k->comm));
-	return old;
 }
 
 void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
 			  struct task_struct *task, int group, int result)
 {
 	struct sighand_struct *sighand;
-	struct pid *old = NULL;
 	struct actrack_kproc *p;
 
 	if (likely(!actrack_procs_attached()))
@@ -111,35 +94,64 @@ void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find_attached(task->signal);
-	if (p) {
-		raw_spin_lock(&actrack_procs_lock);
-		if (READ_ONCE(p->state) == ACTRACK_PROC_ATTACHED &&
-		    actrack_killer_wanted(&p->killer, sig, task))
-			old = actrack_killer_record(p, sig,
-						    actrack_si_code(info),
-						    task);
-		raw_spin_unlock(&actrack_procs_lock);
+	if (p && atomic_cmpxchg(&p->killer_state, ACTRACK_KILLER_ST_EMPTY,
+				ACTRACK_KILLER_ST_WRITING) ==
+		 ACTRACK_KILLER_ST_EMPTY) {
+		actrack_killer_record(&p->killer, sig, actrack_si_code(info),
+				      task);
+		/* release: the record before SET; see actrack_killer_close() */
+		atomic_set_release(&p->killer_state, ACTRACK_KILLER_ST_SET);
 	}
 	rcu_read_unlock();
-	/* Not under the raw lock: the last reference frees (rare). */
-	put_pid(old);
 }
 
 /*
- * The cleanup work, @p DEAD (no probe writes it any more): move the
- * sender into @d if it sent the signal @d's process died of; else drop it.
+ * No probe writes @p's record from now on; wait for one that is writing.
+ * Return: whether a record is there.  Context: process.
+ */
+static bool actrack_killer_close(struct actrack_kproc *p)
+{
+	int old;
+
+	for (;;) {
+		old = atomic_cmpxchg(&p->killer_state, ACTRACK_KILLER_ST_EMPTY,
+				     ACTRACK_KILLER_ST_CLOSED);
+		if (old == ACTRACK_KILLER_ST_EMPTY ||
+		    old == ACTRACK_KILLER_ST_CLOSED)
+			return false;
+		/* Fully ordered: the probe's stores are seen after SET. */
+		if (old == ACTRACK_KILLER_ST_SET &&
+		    atomic_cmpxchg(&p->killer_state, ACTRACK_KILLER_ST_SET,
+				   ACTRACK_KILLER_ST_CLOSED) == ACTRACK_KILLER_ST_SET)
+			return true;
+		cpu_relax();
+	}
+}
+
+/*
+ * The cleanup work, @p DEAD: move the sender into @d if it sent the
+ * signal @d's process died of; else drop it.
  */
 void actrack_killer_take(struct actrack_kproc *p, struct actrack_report *d)
 {
 	u32 sig = d->wait_status & 0x7f;
 
-	if (p->killer.kind && sig && sig != 0x7f && p->killer.sig == sig) {
+	if (actrack_killer_close(p) && sig && sig != 0x7f &&
+	    p->killer.sig == sig) {
 		d->killer = p->killer;
 		p->killer.tgid = NULL;
 	}
 	actrack_killer_put(&p->killer);
 }
 
+/* @p is being freed: its record, if any, goes too.  Context: process. */
+void actrack_killer_drop(struct actrack_kproc *p)
+{
+	actrack_killer_close(p);
+	actrack_killer_put(&p->killer);
+}
+
+/* A report's (or a closed record's) sender.  Context: process. */
 void actrack_killer_put(struct actrack_killer *k)
 {
 	put_pid(k->tgid);
