@@ -43,7 +43,7 @@ FIXTURE_TEARDOWN(killer)
 static void victim_main(int ready, int go)
 {
 	struct actrack_opts o = { .sz = sizeof(o) };
-	struct rlimit rl = { 1, 1 };
+	struct rlimit rl = { 1, 60 };	/* the hard limit SIGKILLs */
 	sigset_t set;
 	char cmd;
 
