@@ -369,7 +369,7 @@ check-vm: all
 KERNEL_LINES := 5.10,6.1,6.12,7.2
 CORE_KERNELS := 5.10,7.2
 CORE_VM_TESTS := vm_death vm_lifecycle vm_device vm_trust vm_thread_exit \
-		 vm_backtrace
+		 vm_backtrace vm_killer
 module-all:
 	scripts/vmtest --kernel $(KERNEL_LINES) --build-only
 
