@@ -17,6 +17,7 @@
 #include "actrack.h"
 #include "cli.h"
 #include "journal.h"
+#include "render.h"
 
 /* Local wall-clock time of a CLOCK_REALTIME instant, ms precision. */
 static const char *real_time(uint64_t ns, char *buf, size_t len)
@@ -117,7 +118,7 @@ static void comm_of(const struct actrack_death *d, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-#define NR_FIELDS	20
+#define NR_FIELDS	24
 
 /* "NAME=value" into @iov[*@n] (the journal takes any bytes after '='). */
 static int field(struct iovec *iov, int *n, char **owned, const char *fmt, ...)
@@ -206,6 +207,18 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 	else
 		ret = field(iov, &n, owned, "ACTRACK_EXIT_CODE=%d",
 			    d->exit_code);
+	if (!ret && d->has_killer)
+		ret = field(iov, &n, owned, "ACTRACK_KILLER=%s",
+			    render_killer_kind(d->killer.kind));
+	/* A sender as the monitor's pid namespace shows it, if at all. */
+	if (!ret && d->has_killer && d->killer.pid &&
+	    d->killer.kind != ACTRACK_KILLER_KERNEL)
+		ret = field(iov, &n, owned, "ACTRACK_KILLER_PID=%u",
+			    d->killer.pid) ?:
+		      field(iov, &n, owned, "ACTRACK_KILLER_COMM=%s",
+			    d->killer.comm) ?:
+		      field(iov, &n, owned, "ACTRACK_KILLER_UID=%u",
+			    d->killer.uid);
 	if (ret)
 		goto out;
 	ret = sd_journal_sendv(iov, n);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -410,6 +411,73 @@ static bool format_time(uint64_t mono_ns, bool utc_iso, char *buf,
 	return true;
 }
 
+const char *render_killer_kind(uint32_t kind)
+{
+	switch (kind) {
+	case ACTRACK_KILLER_PROCESS:
+		return "process";
+	case ACTRACK_KILLER_SELF:
+		return "self";
+	case ACTRACK_KILLER_KERNEL:
+		return "kernel";
+	default:
+		return "unknown";
+	}
+}
+
+/* How a sender's signal was sent, from its si_code (NULL: not said). */
+static const char *killer_via(const struct actrack_death_killer *k)
+{
+	switch (k->code) {
+	case SI_USER:
+		return "kill()";
+	case SI_TKILL:
+		return k->kind == ACTRACK_KILLER_SELF ? "raise()" : "tgkill()";
+	case SI_QUEUE:
+		return "sigqueue()";
+	case SI_TIMER:
+		return "a timer";
+	case SI_MESGQ:
+		return "a message queue";
+	case SI_ASYNCIO:
+		return "asynchronous I/O";
+	case SI_SIGIO:
+		return "SIGIO";
+	default:
+		return NULL;
+	}
+}
+
+/* "  killed by SIGKILL from pid 812 (grim-reaper, uid 0) via kill()" */
+static void death_killer_text(FILE *f, const struct actrack_death *d)
+{
+	const struct actrack_death_killer *k = &d->killer;
+	const char *via = killer_via(k);
+	char sig[32];
+
+	if (!d->has_killer)
+		return;
+	fprintf(f, "  killed by %s ",
+		cli_signal_name(k->signal, sig, sizeof(sig)));
+	if (k->kind == ACTRACK_KILLER_KERNEL) {
+		fputs("from the kernel", f);
+		if (!via)
+			fprintf(f, " (si_code %d%s)", k->code,
+				k->code == SI_KERNEL ? ", SI_KERNEL" : "");
+	} else if (k->kind == ACTRACK_KILLER_SELF) {
+		fputs("by itself", f);
+	} else if (!k->pid) {
+		fputs("from a process outside your pid namespace", f);
+	} else {
+		fprintf(f, "from pid %u (", k->pid);
+		cli_print_escaped(f, k->comm, sizeof(k->comm));
+		fprintf(f, ", uid %u)", k->uid);
+	}
+	if (via)
+		fprintf(f, " via %s", via);
+	fputc('\n', f);
+}
+
 /* The headline, when and whose, and warnings of a death report. */
 static void death_head_text(FILE *f, const struct actrack_death *d,
 			    const char *source)
@@ -433,6 +501,7 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 	if (p->phase > ACTRACK_PHASE_MAX)
 		fprintf(f, " (%u)", p->phase);
 	fputc('\n', f);
+	death_killer_text(f, d);
 
 	format_time(d->exit_time_ns, false, when, sizeof(when));
 	fprintf(f, "  uid %u, start tick %" PRIu64 ", died %s", d->uid,
@@ -460,6 +529,34 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 	if (d->flags & ACTRACK_DEATH_STACKS_UNSUPPORTED)
 		fputs("  warning: some threads ran 32-bit code: no stack "
 		      "captured for them\n", f);
+}
+
+/* "killer": the sender of the fatal signal, when the report names it. */
+static void death_killer_json(struct json *j, const struct actrack_death *d)
+{
+	const struct actrack_death_killer *k = &d->killer;
+	char sig[32];
+
+	if (!d->has_killer)
+		return;
+	json_key(j, "killer");
+	json_object_begin(j);
+	json_kv_string(j, "kind", render_killer_kind(k->kind), 16);
+	json_kv_i64(j, "signal", k->signal);
+	json_kv_string(j, "signal_name",
+		       cli_signal_name(k->signal, sig, sizeof(sig)),
+		       sizeof(sig));
+	json_kv_i64(j, "si_code", k->code);
+	if (k->kind == ACTRACK_KILLER_KERNEL || !k->pid) {
+		json_kv_null(j, "pid");
+		json_kv_null(j, "comm");
+		json_kv_null(j, "uid");
+	} else {
+		json_kv_u64(j, "pid", k->pid);
+		json_kv_string(j, "comm", k->comm, sizeof(k->comm));
+		json_kv_u64(j, "uid", k->uid);
+	}
+	json_object_end(j);
 }
 
 /* The exit fields of a death report: members of the open object. */
@@ -502,6 +599,7 @@ static void death_head_json(struct json *j, const struct actrack_death *d,
 		     d->flags & ACTRACK_DEATH_STACKS_WITHHELD);
 	json_kv_bool(j, "stacks_unsupported",
 		     d->flags & ACTRACK_DEATH_STACKS_UNSUPPORTED);
+	death_killer_json(j, d);
 }
 
 /* A death report: the exit fields, then its process by the renderers

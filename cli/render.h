@@ -120,4 +120,10 @@ int render_death_text(FILE *f, struct symbolizer *sym,
 int render_death_json(struct json *j, struct symbolizer *sym,
 		      const struct actrack_death *d, const char *source);
 
+/*
+ * render_killer_kind() - the name of a death's sender kind
+ * (ACTRACK_KILLER_*): "process", "self" or "kernel", as in the JSON.
+ */
+const char *render_killer_kind(uint32_t kind);
+
 #endif /* ACTRACK_CLI_RENDER_H */

@@ -761,6 +761,22 @@ struct actrack_death_stack {
 };
 
 /*
+ * Who sent the signal the process died of (ABI 1.6, actrack.ko only; see
+ * "The sender of the fatal signal" in <linux/actrack.h>).  @kind is
+ * ACTRACK_KILLER_PROCESS, _SELF or _KERNEL.  @pid is the sender's in the
+ * reader's pid namespace, 0 when it is outside it (then @uid and @comm are
+ * unknown: 0 and "").  For the kernel only @signal and @code are given.
+ */
+struct actrack_death_killer {
+	uint32_t kind;			/* ACTRACK_KILLER_* */
+	int signal;
+	int code;			/* si_code */
+	uint32_t pid;
+	uint32_t uid;
+	char comm[16];
+};
+
+/*
  * A death report: the process as it died, in the shape a snapshot gives a
  * live one (its threads with their activities, values and fatal signal;
  * its modules, to symbolize them; its annotations), plus what only a
@@ -784,6 +800,10 @@ struct actrack_death {
 	/* Stacks at death (reports from actrack.ko only) */
 	uint32_t nr_stacks;
 	struct actrack_death_stack *stacks;
+	/* The sender of the fatal signal: only when @has_killer (a module
+	 * older than ABI 1.6, or a signal whose sender is not known) */
+	bool has_killer;
+	struct actrack_death_killer killer;
 };
 
 struct actrack_monitor;

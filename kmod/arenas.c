@@ -51,6 +51,7 @@ static uuid_t actrack_boot_id;			/* zero if unknown */
 void actrack_report_free(struct actrack_report *d)
 {
 	put_pid(d->tgid);
+	actrack_killer_put(&d->killer);
 	actrack_capture_stacks_free(d->stacks);
 	kvfree(d);
 }

@@ -159,13 +159,13 @@ static bool actrack_slot_ready(struct actrack_capture_slot *s)
 }
 
 /*
- * Would get_signal() kill the group for @sig?  It traces the signal
- * before it decides; this is its decision, for a signal it acts on.
+ * Would get_signal() kill the group of @signal for @sig, acted on with
+ * @ka?  It traces the signal before it decides; this is its decision.
+ * Also asked as a signal is sent (killer.c), with the target's siglock.
  */
-static bool actrack_signal_is_fatal(int sig, const struct k_sigaction *ka)
+bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
+			     const struct k_sigaction *ka)
 {
-	struct signal_struct *signal = current->signal;
-
 	/* exec() kills the other threads the same way: not a death. */
 	if (actrack_group_exec_running(signal))
 		return false;
@@ -404,7 +404,7 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 	/* io_uring's (and vhost's) workers have no user stack. */
 	if (current->flags & (PF_IO_WORKER | ACTRACK_PF_USER_WORKER))
 		return;
-	if (!actrack_signal_is_fatal(sig, ka))
+	if (!actrack_signal_is_fatal(current->signal, sig, ka))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find_attached(current->signal);

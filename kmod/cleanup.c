@@ -340,6 +340,7 @@ static struct actrack_report *actrack_build_death(struct actrack_kproc *p)
 	d->start_ticks = p->owner.start_ticks;
 	d->wait_status = p->wait_status;
 	d->exit_time_ns = p->exit_time_ns;
+	actrack_killer_take(p, d);
 	d->phase = c.phase;
 	d->has_phase = c.has_phase;
 	d->flags = c.flags;

@@ -63,9 +63,11 @@ static atomic_t actrack_nr_procs = ATOMIC_INIT(0);
 static struct tracepoint *actrack_tp_exit;
 static struct tracepoint *actrack_tp_exec;
 static struct tracepoint *actrack_tp_signal;
+static struct tracepoint *actrack_tp_generate;
 static bool actrack_exit_registered;
 static bool actrack_exec_registered;
 static bool actrack_signal_registered;
+static bool actrack_generate_registered;
 
 /* nsec_to_clock_t() is not exported; this is its arithmetic. */
 static u64 actrack_ns_to_ticks(u64 ns)
@@ -134,6 +136,7 @@ void actrack_proc_put(struct actrack_kproc *p)
 	xa_destroy(&p->trackers);
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
+	actrack_killer_drop(p);
 	/* A probe may still be looking at it under RCU. */
 	kfree_rcu(p, rcu);
 }
@@ -451,6 +454,7 @@ static void __maybe_unused actrack_check_probe_types(void)
 		register_trace_sched_process_exit(actrack_probe_exit, NULL);
 		register_trace_sched_process_exec(actrack_probe_exec, NULL);
 		register_trace_signal_deliver(actrack_capture_probe, NULL);
+		register_trace_signal_generate(actrack_killer_probe, NULL);
 	}
 }
 
@@ -462,6 +466,8 @@ static void actrack_find_tracepoint(struct tracepoint *tp, void *priv)
 		actrack_tp_exec = tp;
 	else if (!strcmp(tp->name, "signal_deliver"))
 		actrack_tp_signal = tp;
+	else if (!strcmp(tp->name, "signal_generate"))
+		actrack_tp_generate = tp;
 }
 
 int actrack_exit_hook_init(void)
@@ -490,6 +496,13 @@ int actrack_exit_hook_init(void)
 		actrack_signal_registered = true;
 	else if (actrack_stack_bytes)
 		pr_warn("signal_deliver tracepoint not available: death reports will carry no stacks\n");
+	/* Without it, reports name no sender; nothing else changes. */
+	if (actrack_tp_generate &&
+	    !tracepoint_probe_register(actrack_tp_generate,
+				       actrack_killer_probe, NULL))
+		actrack_generate_registered = true;
+	else
+		pr_warn("signal_generate tracepoint not available: death reports will name no sender\n");
 	return 0;
 
 err_exec:
@@ -515,6 +528,10 @@ void actrack_exit_hook_exit(void)
 		tracepoint_probe_unregister(actrack_tp_signal,
 					    actrack_capture_probe, NULL);
 	actrack_signal_registered = false;
+	if (actrack_generate_registered)
+		tracepoint_probe_unregister(actrack_tp_generate,
+					    actrack_killer_probe, NULL);
+	actrack_generate_registered = false;
 	if (actrack_exec_registered)
 		tracepoint_probe_unregister(actrack_tp_exec,
 					    actrack_probe_exec, NULL);

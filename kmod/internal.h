@@ -203,6 +203,27 @@ struct actrack_stack_reader {
 	bool ptrace;			/* it held CAP_SYS_PTRACE in @user_ns */
 };
 
+/*
+ * Who sent the fatal signal (killer.c): recorded at send time in the
+ * proc, moved into its report.  @tgid is referenced (NULL: the kernel).
+ */
+struct actrack_killer {
+	struct pid *tgid;		/* the sender's group, or NULL */
+	kuid_t euid;
+	u32 kind;			/* ACTRACK_KILLER_*, 0: none */
+	u32 sig;
+	s32 code;			/* si_code */
+	char comm[16];			/* TASK_COMM_LEN, NUL-terminated */
+};
+
+/* struct actrack_kproc.killer_state (killer.c) */
+enum {
+	ACTRACK_KILLER_ST_EMPTY,	/* no sender yet: a probe may claim */
+	ACTRACK_KILLER_ST_WRITING,	/* a probe is recording one */
+	ACTRACK_KILLER_ST_SET,		/* recorded */
+	ACTRACK_KILLER_ST_CLOSED,	/* taken or dropped: no more writes */
+};
+
 /* One death report, in kernel memory: built once, rendered per reader. */
 struct actrack_report {
 	size_t bytes;			/* allocation size (ring budget) */
@@ -232,6 +253,7 @@ struct actrack_report {
 	u8 *proc_data;			/* arena bytes, unparsed */
 	u8 *data;			/* arena bytes, unparsed */
 	struct actrack_report_stacks *stacks;	/* own allocation, or NULL */
+	struct actrack_killer killer;	/* kind 0: not known */
 };
 
 /*
@@ -299,6 +321,11 @@ struct actrack_kproc {
 	u32 stack_opts;			/* [L] ACTRACK_STACKS_* */
 	struct pid *stack_reader;	/* [L] ACTRACK_IOC_STACKS, referenced */
 	struct user_namespace *stack_user_ns;	/* first capture's, ref */
+	/* The first fatal signal's sender, claimed through @killer_state
+	 * (ACTRACK_KILLER_ST_EMPTY ...; killer.c), not under the lock.
+	 */
+	atomic_t killer_state;
+	struct actrack_killer killer;
 	/* written by the probe that ends it, read by the work after */
 	u32 wait_status;
 	u64 exit_time_ns;
@@ -376,6 +403,8 @@ void actrack_capture_pool_get(struct actrack_karena *ka);
 void actrack_capture_pool_free(struct actrack_karena *ka);
 struct kernel_siginfo;
 struct k_sigaction;
+struct signal_struct;
+struct task_struct;
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 			   struct k_sigaction *ka);
 struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
@@ -385,8 +414,17 @@ void actrack_capture_stacks_free(struct actrack_report_stacks *ds);
 int actrack_capture_policy(struct actrack_karena *ka,
 			   const struct actrack_stacks *st);
 int actrack_yama_scope(void);
+bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
+			     const struct k_sigaction *ka);
 bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
 			     int scope, const struct actrack_stack_reader *r);
+
+/* killer.c */
+void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
+			  struct task_struct *task, int group, int result);
+void actrack_killer_take(struct actrack_kproc *p, struct actrack_report *d);
+void actrack_killer_drop(struct actrack_kproc *p);
+void actrack_killer_put(struct actrack_killer *k);
 
 /* cleanup.c */
 int actrack_cleanup_init(void);

@@ -143,6 +143,16 @@ static const struct nla_policy actrack_stats_policy[ACTRACK_S_MAX + 1] = {
 	[ACTRACK_S_BYTES_FREE]		= { .type = NLA_U64 },
 };
 
+static const struct nla_policy actrack_killer_policy[ACTRACK_KL_MAX + 1] = {
+	[ACTRACK_KL_KIND]	= NLA_POLICY_RANGE(NLA_U32, ACTRACK_KILLER_PROCESS,
+						   ACTRACK_KILLER_KERNEL),
+	[ACTRACK_KL_SIGNAL]	= { .type = NLA_U32 },
+	[ACTRACK_KL_CODE]	= { .type = NLA_U32 },
+	[ACTRACK_KL_PID]	= { .type = NLA_U32 },
+	[ACTRACK_KL_UID]	= { .type = NLA_U32 },
+	[ACTRACK_KL_COMM]	= { .type = NLA_NUL_STRING, .len = 15 },
+};
+
 static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_PID]		= { .type = NLA_U32 },
 	[ACTRACK_A_START_TICKS]	= { .type = NLA_U64 },
@@ -164,6 +174,7 @@ static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 				     .len = ACTRACK_DEATH_PROCESS_DATA_MAX },
 	[ACTRACK_A_PID_NS]	= { .type = NLA_U32 },
 	[ACTRACK_A_STACK]	= NLA_POLICY_NESTED(actrack_stack_policy),
+	[ACTRACK_A_KILLER]	= NLA_POLICY_NESTED(actrack_killer_policy),
 };
 
 /* Requests: SUBSCRIBE and GET_DEATHS take ALL_UIDS, nothing else does.
@@ -268,6 +279,8 @@ static size_t actrack_report_msg_size(const struct actrack_report *d)
 						 * phase flags pid_ns
 						 */
 	       nla_total_size(0) +		/* core dumped */
+	       nla_total_size(0) + nla_total_size(4) * 5 +	/* killer */
+	       nla_total_size(sizeof(d->killer.comm)) +
 	       nla_total_size_64bit(8) * 3 +	/* start, exit time, seq */
 	       nla_total_size(d->cmdline_len) +
 	       d->nr_threads * actrack_thread_msg_size() +
@@ -361,6 +374,46 @@ static int actrack_put_stack(struct sk_buff *skb, const struct actrack_report *d
 	return 0;
 }
 
+/* The sender of the fatal signal in the pid namespace @pid_ns, or 0. */
+static u32 actrack_killer_pid(const struct actrack_report *d,
+			      struct pid_namespace *pid_ns)
+{
+	return d->killer.tgid ? pid_nr_ns(d->killer.tgid, pid_ns) : 0;
+}
+
+/*
+ * ACTRACK_A_KILLER for a reader that sees the sender as @pid (0: not in
+ * its pid namespace, then nothing else of it either) and its uid in @ns.
+ */
+static int actrack_put_killer(struct sk_buff *skb,
+			      const struct actrack_report *d, u32 pid,
+			      struct user_namespace *ns)
+{
+	const struct actrack_killer *k = &d->killer;
+	struct nlattr *nest;
+
+	if (!k->kind)
+		return 0;
+	nest = nla_nest_start(skb, ACTRACK_A_KILLER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, ACTRACK_KL_KIND, k->kind) ||
+	    nla_put_u32(skb, ACTRACK_KL_SIGNAL, k->sig) ||
+	    nla_put_u32(skb, ACTRACK_KL_CODE, (u32)k->code))
+		goto cancel;
+	if (k->kind != ACTRACK_KILLER_KERNEL &&
+	    (nla_put_u32(skb, ACTRACK_KL_PID, pid) ||
+	     (pid && (nla_put_u32(skb, ACTRACK_KL_UID,
+				  from_kuid_munged(ns, k->euid)) ||
+		      nla_put_string(skb, ACTRACK_KL_COMM, k->comm)))))
+		goto cancel;
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
 /*
  * One ACTRACK_CMD_DEATH message.  With @may_truncate, threads that do not
  * fit are left out and ACTRACK_DEATH_TRUNCATED is set (a dump skb can be
@@ -369,7 +422,8 @@ static int actrack_put_stack(struct sk_buff *skb, const struct actrack_report *d
  * WITHHELD says so.
  */
 static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d,
-			     u32 pid, struct user_namespace *ns, u32 portid,
+			     u32 pid, u32 killer_pid,
+			     struct user_namespace *ns, u32 portid,
 			     u32 seq, int nlflags, bool may_truncate,
 			     bool stacks)
 {
@@ -403,6 +457,8 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d
 			goto cancel;
 	}
 	if (d->has_phase && nla_put_u32(skb, ACTRACK_A_PHASE, d->phase))
+		goto cancel;
+	if (actrack_put_killer(skb, d, killer_pid, ns))
 		goto cancel;
 	if (d->cmdline_len &&
 	    nla_put(skb, ACTRACK_A_CMDLINE, d->cmdline_len, d->cmdline))
@@ -480,6 +536,7 @@ cancel:
 struct actrack_fan {
 	struct actrack_sub *sub;	/* reference */
 	u32 pid;
+	u32 killer_pid;			/* the sender's, in its pid namespace */
 	struct user_namespace *user_ns;	/* the sub's */
 	bool stacks;			/* may it read the stacks at death */
 };
@@ -490,6 +547,8 @@ static int actrack_fan_cmp(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (x->killer_pid != y->killer_pid)
+		return x->killer_pid < y->killer_pid ? -1 : 1;
 	if (x->user_ns != y->user_ns)
 		return x->user_ns < y->user_ns ? -1 : 1;
 	return (int)x->stacks - (int)y->stacks;
@@ -526,6 +585,7 @@ static unsigned int actrack_fan_collect(const struct actrack_report *d,
 			refcount_inc(&s->ref);
 			fan[n].sub = s;
 			fan[n].pid = pid;
+			fan[n].killer_pid = actrack_killer_pid(d, s->pid_ns);
 			fan[n].user_ns = s->user_ns;
 			r = (struct actrack_stack_reader){
 				.tgid = s->tgid, .user_ns = s->user_ns,
@@ -559,7 +619,8 @@ static struct sk_buff *actrack_fan_build(const struct actrack_report *d,
 	}
 	if (!skb)
 		return NULL;
-	if (actrack_put_death(skb, d, f->pid, f->user_ns, 0, 0, 0, trunc,
+	if (actrack_put_death(skb, d, f->pid, f->killer_pid, f->user_ns, 0,
+			      0, 0, trunc,
 			      f->stacks)) {
 		nlmsg_free(skb);
 		return NULL;
@@ -842,7 +903,8 @@ static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
 		/* Alone in a fresh skb a report may be cut; else retry it in
 		 * the next skb.
 		 */
-		if (actrack_put_death(skb, d, pid, ns,
+		if (actrack_put_death(skb, d, pid,
+				      actrack_killer_pid(d, pid_ns), ns,
 				      NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
 				      skb->len == 0, !d->stacks ||

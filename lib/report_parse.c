@@ -366,6 +366,50 @@ static int rp_stack(const struct nlattr *attr, void *obj, void *ctx)
 				  &c->d->stacks[i], NULL, NULL);
 }
 
+#define KL_	struct actrack_death_killer
+static const struct rp_policy killer_policy[ACTRACK_KL_MAX + 1] = {
+	[ACTRACK_KL_KIND]	= { .store = RP_INT, .mnl = MNL_TYPE_U32,
+				    .off = offsetof(KL_, kind),
+				    .size = sizeof(uint32_t),
+				    .min = ACTRACK_KILLER_PROCESS,
+				    .max = ACTRACK_KILLER_KERNEL },
+	[ACTRACK_KL_SIGNAL]	= { .store = RP_INT, .mnl = MNL_TYPE_U32,
+				    .off = offsetof(KL_, signal),
+				    .size = sizeof(uint32_t),
+				    .min = 1, .max = 0x7e },
+	[ACTRACK_KL_CODE]	= RP_U32(KL_, code),
+	[ACTRACK_KL_PID]	= RP_U32(KL_, pid),
+	[ACTRACK_KL_UID]	= RP_U32(KL_, uid),
+	[ACTRACK_KL_COMM]	= { .store = RP_STRING, .mnl = MNL_TYPE_STRING,
+				    .off = offsetof(KL_, comm),
+				    .size = sizeof(((KL_ *)0)->comm) },
+};
+#undef KL_
+
+/* ACTRACK_A_KILLER: kept only if it names the signal the process died of
+ * (death_status() checks), with a kind. */
+static int rp_killer(const struct nlattr *attr, void *obj, void *ctx)
+{
+	struct actrack_death *d = obj;
+	struct death_ctx *c = ctx;
+	uint64_t seen;
+	int ret;
+
+	if (c->pass2)
+		return 0;
+	ret = __actrack_rp_parse(killer_policy, ACTRACK_KL_MAX,
+				 mnl_attr_get_payload(attr),
+				 mnl_attr_get_payload_len(attr), &d->killer,
+				 NULL, &seen);
+	if (ret)
+		return ret;
+	if (!(seen & (1ULL << ACTRACK_KL_KIND)) ||
+	    !(seen & (1ULL << ACTRACK_KL_SIGNAL)))
+		return -EBADMSG;
+	d->has_killer = true;
+	return 0;
+}
+
 static int rp_cmdline(const struct nlattr *attr, void *obj, void *ctx)
 {
 	struct actrack_death *d = obj;
@@ -423,6 +467,7 @@ static const struct rp_policy death_policy[ACTRACK_A_MAX + 1] = {
 					  .multi = 1),
 	[ACTRACK_A_STACK]	= RP_CALL(MNL_TYPE_NESTED, rp_stack,
 					  .multi = 1),
+	[ACTRACK_A_KILLER]	= RP_CALL(MNL_TYPE_NESTED, rp_killer),
 	/* STATS, ALL_UIDS, PID_NS: not part of a report we keep. */
 };
 #undef C_
@@ -495,7 +540,11 @@ static int death_pass(struct death_ctx *c, const void *attrs, size_t alen)
 		return ret;
 	if (!HAS(c, ACTRACK_A_PID))
 		return -EBADMSG;
-	return death_status(c);
+	ret = death_status(c);
+	/* A sender of another signal than the fatal one is none. */
+	if (!ret && c->d->has_killer && c->d->killer.signal != c->d->signal)
+		return -EBADMSG;
+	return ret;
 }
 
 /* Threads known only by a stack at death come after the others. */

@@ -217,6 +217,44 @@ TEST_F(shape, death_text)
 	EXPECT_STREQ(want_text, self->text);
 }
 
+/* The sender of the fatal signal: one line after the headline. */
+TEST_F(shape, death_killer_line)
+{
+	static const struct {
+		struct actrack_death_killer k;
+		const char *line;
+	} cases[] = {
+		{ { ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0,
+		    "grim-reaper" },
+		  "  killed by SIGKILL from pid 812 (grim-reaper, uid 0) "
+		  "via kill()\n" },
+		{ { ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 0, 0, "" },
+		  "  killed by SIGKILL from a process outside your pid "
+		  "namespace via kill()\n" },
+		{ { ACTRACK_KILLER_SELF, SIGKILL, SI_TKILL, 4242, 1000,
+		    "server" },
+		  "  killed by SIGKILL by itself via raise()\n" },
+		{ { ACTRACK_KILLER_KERNEL, SIGKILL, SI_KERNEL, 0, 0, "" },
+		  "  killed by SIGKILL from the kernel (si_code 128, "
+		  "SI_KERNEL)\n" },
+	};
+	const char *line;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		self->f.d.has_killer = true;
+		self->f.d.killer = cases[i].k;
+		rewind(self->out);
+		ASSERT_EQ(0, render_death_text(self->out, self->sym,
+					       &self->f.d, "live"));
+		ASSERT_EQ(0, fflush(self->out));
+		line = strchr(self->text, '\n');
+		ASSERT_NE(NULL, line);
+		EXPECT_EQ(0, strncmp(line + 1, cases[i].line,
+				     strlen(cases[i].line)))
+			TH_LOG("case %zu: %s", i, self->text);
+	}
+}
+
 /*
  * One renderer: the process of the report, given to the renderer as a
  * snapshot process (what dump has), comes out line for line as the body
@@ -318,6 +356,11 @@ TEST_F(shape, death_json_validates)
 	f = fopen(doc, "w");
 	ASSERT_NE(NULL, f);
 	json_init(&j, f, 0);
+	/* With a killer object, which the schema must know. */
+	self->f.d.has_killer = true;
+	self->f.d.killer = (struct actrack_death_killer){
+		ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0, "grim-reaper",
+	};
 	EXPECT_EQ(0, render_death_json(&j, self->sym, &self->f.d, "recent"));
 	EXPECT_EQ(0, json_finish(&j));
 	fclose(f);

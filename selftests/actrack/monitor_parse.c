@@ -192,6 +192,63 @@ TEST(exit_code_and_core)
 	free(buf);
 }
 
+static void put_killer(struct nlmsghdr *nlh, uint32_t kind, uint32_t sig,
+		       int32_t code, uint32_t pid, const char *comm)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_KILLER);
+
+	mnl_attr_put_u32(nlh, ACTRACK_KL_KIND, kind);
+	mnl_attr_put_u32(nlh, ACTRACK_KL_SIGNAL, sig);
+	mnl_attr_put_u32(nlh, ACTRACK_KL_CODE, (uint32_t)code);
+	if (comm) {
+		mnl_attr_put_u32(nlh, ACTRACK_KL_PID, pid);
+		mnl_attr_put_u32(nlh, ACTRACK_KL_UID, 0);
+		mnl_attr_put_strz(nlh, ACTRACK_KL_COMM, comm);
+	}
+	mnl_attr_nest_end(nlh, nest);
+}
+
+/* ACTRACK_A_KILLER (ABI 1.6): parsed into has_killer and killer; without
+ * it (an older module) has_killer is false and killer all zeros; one that
+ * names another signal than the death's, or no kind, is malformed. */
+TEST(killer)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = valid_msg(buf, 0);
+	struct actrack_death d;
+
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_FALSE(d.has_killer);
+	EXPECT_EQ(0U, d.killer.kind);
+	EXPECT_EQ(0U, d.killer.pid);
+	__actrack_free_death(&d);
+
+	put_killer(nlh, ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812,
+		   "grim-reaper");
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_TRUE(d.has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d.killer.kind);
+	EXPECT_EQ(SIGKILL, d.killer.signal);
+	EXPECT_EQ(SI_USER, d.killer.code);
+	EXPECT_EQ(812U, d.killer.pid);
+	EXPECT_EQ(0U, d.killer.uid);
+	EXPECT_STREQ("grim-reaper", d.killer.comm);
+	__actrack_free_death(&d);
+	free(buf);
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	put_killer(nlh, ACTRACK_KILLER_KERNEL, SIGSEGV, 1, 0, NULL);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* died of SIGKILL */
+	free(buf);
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	put_killer(nlh, 4, SIGKILL, SI_USER, 0, NULL);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* no such kind */
+	free(buf);
+}
+
 /* Build a valid report, then let @mutate break it; it must be refused. */
 typedef void (*mutate_fn)(struct nlmsghdr *nlh);
 

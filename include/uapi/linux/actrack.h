@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	5
+#define ACTRACK_ABI_MINOR	6
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -605,6 +605,9 @@ enum actrack_genl_attr {
 					 * repeated, one per thread whose
 					 * user stack was captured as it
 					 * died: see "Stacks at death" */
+	ACTRACK_A_KILLER,		/* nested, ACTRACK_KL_* (ABI 1.6): who
+					 * sent the signal it died of; see
+					 * "The sender of the fatal signal" */
 	__ACTRACK_A_MAX,
 };
 #define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
@@ -726,6 +729,40 @@ enum actrack_genl_stack_attr {
 /* (ABI 1.5) Nothing copied: the sp is in a mapping excluded from core
  * dumps (MADV_DONTDUMP, VM_IO, VM_PFNMAP). */
 #define ACTRACK_STACK_EXCLUDED		(1U << 2)
+
+/*
+ * The sender of the fatal signal (ABI 1.6).  Writer: K, in the
+ * signal_generate tracepoint, as the first fatal signal (SIGKILL, or one
+ * whose action is SIG_DFL and whose default ends the process) is sent to
+ * any thread of the process: the sender is the process sending it
+ * (current), its command name and effective uid at that moment.  Present
+ * only when that signal is the one the process died of (the wait status's
+ * signal): a report never names the sender of a signal that did not kill.
+ *
+ * ACTRACK_KL_KIND says who it was: another process, the process itself
+ * (raise(), kill(getpid())), or the kernel (a fault, an rlimit, seccomp,
+ * a timer, the OOM killer: si_code > 0 or SI_TIMER, SEND_SIG_PRIV, or
+ * a kernel thread); for the kernel no pid, comm or uid is given.
+ * ACTRACK_KL_PID is the sender's tgid in the READER's pid namespace, as
+ * ACTRACK_A_PID is (the number it had, also after it exited); 0 when
+ * the sender is not in that namespace: then comm and uid are left out
+ * too, as /proc would show that reader nothing of it.  ACTRACK_KL_UID is mapped into the reader's user namespace.
+ */
+enum actrack_genl_killer_attr {
+	ACTRACK_KL_UNSPEC,
+	ACTRACK_KL_KIND,		/* u32, ACTRACK_KILLER_* */
+	ACTRACK_KL_SIGNAL,		/* u32, the signal sent */
+	ACTRACK_KL_CODE,		/* u32 (s32 bits), its si_code */
+	ACTRACK_KL_PID,			/* u32, in the reader's pid namespace */
+	ACTRACK_KL_UID,			/* u32, in the reader's user namespace */
+	ACTRACK_KL_COMM,		/* string, its comm (TASK_COMM_LEN) */
+	__ACTRACK_KL_MAX,
+};
+#define ACTRACK_KL_MAX (__ACTRACK_KL_MAX - 1)
+
+#define ACTRACK_KILLER_PROCESS	1	/* another process */
+#define ACTRACK_KILLER_SELF	2	/* the process itself */
+#define ACTRACK_KILLER_KERNEL	3	/* the kernel */
 
 /*
  * GET_STATS: counters of the caller's own arena (its uid), or module-wide

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Who killed it: a death report names the sender of the signal the
+ * process died of (issue 28, item 1).  A tracked victim is killed by a
+ * helper that renamed itself, through pidfd_send_signal(), by itself
+ * (raise()), by the kernel (a NULL store, RLIMIT_CPU); the sender of a
+ * signal that did not kill is not named; and a reader in a child pid namespace is not
+ * told the pid of a sender outside it.
+ */
+#include <sys/prctl.h>
+#include "vm_util.h"
+
+FIXTURE(killer) {
+	struct actrack_monitor *m;
+	struct vm_deaths *ds;
+};
+
+FIXTURE_SETUP(killer)
+{
+	self->m = NULL;
+	self->ds = NULL;
+	VM_REQUIRE_MODULE();
+	ASSERT_EQ(0, actrack_monitor_open(0, &self->m));
+	self->ds = calloc(1, sizeof(*self->ds));
+	ASSERT_NE(NULL, self->ds);
+}
+
+FIXTURE_TEARDOWN(killer)
+{
+	if (self->m)
+		actrack_monitor_close(self->m);
+	if (self->ds) {
+		vm_deaths_free(self->ds);
+		free(self->ds);
+	}
+}
+
+/*
+ * A tracked child that obeys one command byte: 't' raise(SIGTERM), 's'
+ * store through NULL, 'c' spin under RLIMIT_CPU 1 s, 'b' block SIGTERM
+ * (and say so), anything else: wait to be killed.
+ */
+static void victim_main(int ready, int go)
+{
+	struct actrack_opts o = { .sz = sizeof(o) };
+	struct rlimit rl = { 1, 60 };	/* the hard limit SIGKILLs */
+	sigset_t set;
+	char cmd;
+
+	unsetenv(ACTRACK_ENV_ARENA);
+	if (actrack_init(&o) || actrack_backend() != ACTRACK_BACKEND_MODULE)
+		_exit(113);
+	actrack_push_task(4242);
+	if (write(ready, "r", 1) != 1)
+		_exit(114);
+	while (read(go, &cmd, 1) == 1) {
+		switch (cmd) {
+		case 't':
+			raise(SIGTERM);
+			break;
+		case 's':
+			*(volatile int *)(uintptr_t)0 = 1;
+			break;
+		case 'c':
+			if (setrlimit(RLIMIT_CPU, &rl))
+				_exit(115);
+			for (;;)
+				;
+		case 'b':
+			sigemptyset(&set);
+			sigaddset(&set, SIGTERM);
+			if (sigprocmask(SIG_BLOCK, &set, NULL) ||
+			    write(ready, "b", 1) != 1)
+				_exit(116);
+			break;
+		}
+	}
+	for (;;)
+		pause();
+}
+
+struct victim {
+	pid_t pid;
+	int ready, go;
+};
+
+static int victim_start(struct victim *v)
+{
+	int ready[2], go[2];
+
+	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC))
+		return -errno;
+	v->pid = fork();
+	if (v->pid < 0)
+		return -errno;
+	if (v->pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		victim_main(ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	v->ready = ready[0];
+	v->go = go[1];
+	return vm_read_n(v->ready, 1, 20000);
+}
+
+/* Reap @v: its wait status, or -errno. */
+static int victim_reap(struct victim *v)
+{
+	int status;
+
+	close(v->ready);
+	close(v->go);
+	if (waitpid(v->pid, &status, 0) != v->pid)
+		return -errno;
+	return status;
+}
+
+static void expect_no_self_sender(struct __test_metadata *_metadata,
+				  const struct actrack_death *d)
+{
+	EXPECT_EQ(0U, d->killer.pid);
+	EXPECT_EQ(0U, d->killer.uid);
+	EXPECT_STREQ("", d->killer.comm);
+}
+
+/* A helper renamed "grim-reaper" SIGKILLs the victim with kill(). */
+TEST_F_TIMEOUT(killer, sigkill_from_helper, 120)
+{
+	struct actrack_death *d;
+	struct victim v;
+	pid_t helper;
+	int status;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, victim_start(&v));
+	helper = fork();
+	ASSERT_LE(0, helper);
+	if (helper == 0) {
+		if (prctl(PR_SET_NAME, "grim-reaper", 0, 0, 0))
+			_exit(1);
+		_exit(kill(v.pid, SIGKILL) ? 2 : 0);
+	}
+	ASSERT_EQ(helper, waitpid(helper, &status, 0));
+	ASSERT_EQ(0, status);
+	status = victim_reap(&v);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d->killer.kind);
+	EXPECT_EQ(SIGKILL, d->killer.signal);
+	EXPECT_EQ(SI_USER, d->killer.code);
+	EXPECT_EQ((uint32_t)helper, d->killer.pid);
+	EXPECT_EQ(getuid(), d->killer.uid);
+	EXPECT_STREQ("grim-reaper", d->killer.comm);
+}
+
+/* pidfd_send_signal() with no siginfo: SI_USER, as kill(). */
+TEST_F_TIMEOUT(killer, sigkill_by_pidfd, 120)
+{
+	struct actrack_death *d;
+	struct victim v;
+	char comm[16] = "";
+	int pidfd, status, fd;
+	ssize_t n;
+
+	VM_SETUP_SKIPPED();
+	fd = open("/proc/self/comm", O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	comm[strcspn(comm, "\n")] = '\0';
+	ASSERT_EQ(0, victim_start(&v));
+	pidfd = (int)syscall(SYS_pidfd_open, v.pid, 0);
+	if (pidfd < 0 && errno == ENOSYS) {
+		kill(v.pid, SIGKILL);
+		victim_reap(&v);
+		SKIP(return, "no pidfd_open");
+	}
+	ASSERT_LE(0, pidfd);
+	ASSERT_EQ(0, syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0));
+	close(pidfd);
+	status = victim_reap(&v);
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d->killer.kind);
+	EXPECT_EQ(SIGKILL, d->killer.signal);
+	EXPECT_EQ(SI_USER, d->killer.code);
+	EXPECT_EQ((uint32_t)getpid(), d->killer.pid);
+	EXPECT_EQ(getuid(), d->killer.uid);
+	EXPECT_STREQ(comm, d->killer.comm);
+}
+
+/* raise(SIGTERM): the process itself, through tgkill() (SI_TKILL). */
+TEST_F_TIMEOUT(killer, raise_sigterm_is_itself, 120)
+{
+	struct actrack_death *d;
+	struct victim v;
+	int status;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, victim_start(&v));
+	ASSERT_EQ(1, write(v.go, "t", 1));
+	status = victim_reap(&v);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGTERM, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_SELF, d->killer.kind);
+	EXPECT_EQ(SIGTERM, d->killer.signal);
+	EXPECT_EQ(SI_TKILL, d->killer.code);
+	EXPECT_EQ((uint32_t)v.pid, d->killer.pid);
+	EXPECT_EQ(getuid(), d->killer.uid);
+}
+
+/* A NULL store: the kernel's SIGSEGV (SEGV_MAPERR), not the victim's. */
+TEST_F_TIMEOUT(killer, sigsegv_from_the_kernel, 120)
+{
+	struct actrack_death *d;
+	struct victim v;
+	int status;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, victim_start(&v));
+	ASSERT_EQ(1, write(v.go, "s", 1));
+	status = victim_reap(&v);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGSEGV, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_KERNEL, d->killer.kind);
+	EXPECT_EQ(SIGSEGV, d->killer.signal);
+	EXPECT_EQ(SEGV_MAPERR, d->killer.code);
+	expect_no_self_sender(_metadata, d);
+}
+
+/* RLIMIT_CPU: the kernel's SIGXCPU (SEND_SIG_PRIV: SI_KERNEL). */
+TEST_F_TIMEOUT(killer, sigxcpu_from_rlimit_cpu, 180)
+{
+	struct actrack_death *d;
+	struct victim v;
+	int status;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, victim_start(&v));
+	ASSERT_EQ(1, write(v.go, "c", 1));
+	status = victim_reap(&v);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGXCPU, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_KERNEL, d->killer.kind);
+	EXPECT_EQ(SIGXCPU, d->killer.signal);
+	EXPECT_EQ(SI_KERNEL, d->killer.code);
+	expect_no_self_sender(_metadata, d);
+}
+
+/*
+ * A blocked SIGTERM from a helper is recorded first, but the process dies
+ * of our SIGKILL: the report names no sender rather than a wrong one.
+ */
+TEST_F_TIMEOUT(killer, other_signal_names_nobody, 120)
+{
+	struct actrack_death *d;
+	struct victim v;
+	pid_t helper;
+	int status;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, victim_start(&v));
+	ASSERT_EQ(1, write(v.go, "b", 1));
+	ASSERT_EQ(0, vm_read_n(v.ready, 1, 20000));
+	helper = fork();
+	ASSERT_LE(0, helper);
+	if (helper == 0)
+		_exit(kill(v.pid, SIGTERM) ? 2 : 0);
+	ASSERT_EQ(helper, waitpid(helper, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(0, kill(v.pid, SIGKILL));
+	status = victim_reap(&v);
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	EXPECT_FALSE(d->has_killer);
+	EXPECT_EQ(0U, d->killer.kind);
+	EXPECT_EQ(0U, d->killer.pid);
+}
+
+/*
+ * The reader in a child pid namespace (pid 1 there, with its victim as
+ * pid 2) is told that a sender outside it sent the SIGKILL, not its host
+ * pid nor its name; a host reader gets both.
+ */
+static int inner_reader(int ready, int go)
+{
+	struct actrack_monitor *m;
+	struct vm_deaths *ds = calloc(1, sizeof(*ds));
+	struct actrack_death *d;
+	struct victim v;
+
+	if (!ds || actrack_monitor_open(0, &m))
+		return 40;
+	if (victim_start(&v) || v.pid != 2)
+		return 41;
+	if (write(ready, "r", 1) != 1)
+		return 42;
+	if (vm_read_n(go, 1, 60000))
+		return 43;
+	if (victim_reap(&v) < 0)
+		return 44;
+	d = vm_wait_death(m, ds, 2, 10000);
+	if (!d)
+		return 45;
+	if (!d->has_killer || d->killer.kind != ACTRACK_KILLER_PROCESS ||
+	    d->killer.signal != SIGKILL || d->killer.code != SI_USER)
+		return 46;
+	if (d->killer.pid || d->killer.uid || d->killer.comm[0])
+		return 47;
+	return 0;
+}
+
+TEST_F_TIMEOUT(killer, sender_outside_reader_pid_ns, 120)
+{
+	int ready[2], go[2], status;
+	struct actrack_death *d;
+	pid_t mid, victim;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	mid = fork();
+	ASSERT_LE(0, mid);
+	if (mid == 0) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(30);
+		inner = fork();
+		if (inner == 0)
+			_exit(inner_reader(ready[1], go[0]));
+		if (inner < 0 || waitpid(inner, &status, 0) != inner)
+			_exit(31);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 32);
+	}
+	close(ready[1]);
+	close(go[0]);
+	ASSERT_EQ(0, vm_read_n(ready[0], 1, 20000));
+	/* The inner victim is the grandchild's child: find its host pid. */
+	victim = 0;
+	for (pid_t p = mid + 1; p < mid + 64 && !victim; p++) {
+		char path[64], buf[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", p);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(buf, sizeof(buf), f))
+			if (!strncmp(buf, "NSpid:", 6) &&
+			    strstr(buf, "\t2\n"))
+				victim = p;
+		fclose(f);
+	}
+	ASSERT_NE(0, victim);
+	ASSERT_EQ(0, kill(victim, SIGKILL));
+	ASSERT_EQ(1, write(go[1], "k", 1));
+	ASSERT_EQ(mid, waitpid(mid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("inner reader step failed");
+	d = vm_wait_death(self->m, self->ds, (uint32_t)victim, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ((uint32_t)getpid(), d->killer.pid);
+	close(ready[0]);
+	close(go[1]);
+}
+
+TEST_HARNESS_MAIN
