@@ -218,6 +218,11 @@ $(O)/selftests/cli_render: docs/json-schema.json $(CLI_RENDER_OBJS)
 $(O)/selftests/cli_render: private CFLAGS += -Icli
 $(O)/selftests/cli_render: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
 	$(LIBS) $(CLI_LIBS)
+# cli_minidump drives the CLI's minidump writer the same way.
+$(O)/selftests/cli_minidump: $(CLI_RENDER_OBJS)
+$(O)/selftests/cli_minidump: private CFLAGS += -Icli
+$(O)/selftests/cli_minidump: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
+	$(LIBS) $(CLI_LIBS)
 
 # cli_stacks unwinds its own deadlocked writer threads: code built the way
 # distributions build it, -O2 without frame pointers, so that only DWARF

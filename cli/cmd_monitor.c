@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "journal.h"
 #include "json.h"
+#include "minidump.h"
 #include "render.h"
 #include "symbolize.h"
 
@@ -38,6 +39,7 @@ struct mon_opts {
 	bool all_uids;
 	bool recent;
 	bool journal;		/* --journal: cli/journal.c */
+	const char *minidump_dir;	/* --minidump-dir: cli/minidump.c */
 	long count;		/* -1: unlimited */
 	double timeout;		/* seconds, < 0: none */
 };
@@ -145,6 +147,31 @@ static void remember_seq(struct mon_state *s, const struct actrack_death *d)
 	s->seen[s->nr_seen++] = (struct seen_seq){ d->uid, d->seq };
 }
 
+/* --minidump-dir: the report as a minidump, its text report among the
+ * annotations that crash servers show. */
+static void save_minidump(const char *dir, const struct actrack_death *d,
+			  const char *source)
+{
+	char path[4096], *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int ret;
+
+	if (f) {
+		print_report(f, false, d, source);
+		if (fclose(f)) {
+			free(text);
+			text = NULL;
+		}
+	}
+	ret = minidump_save(dir, d, text, path, sizeof(path));
+	free(text);
+	if (ret)
+		fprintf(stderr, "actrack: monitor: cannot write pid %u's "
+			"minidump in %s: %s\n", d->process.pid, dir,
+			strerror(-ret));
+}
+
 static void on_death(const struct actrack_death *d, void *arg)
 {
 	struct mon_state *s = arg;
@@ -169,6 +196,8 @@ static void on_death(const struct actrack_death *d, void *arg)
 	} else {
 		print_report(stdout, s->o->json, d, s->source);
 	}
+	if (s->o->minidump_dir)
+		save_minidump(s->o->minidump_dir, d, s->source);
 	fflush(stdout);
 	if (s->dedupe)
 		s->printed++;
@@ -242,6 +271,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		{ "all-uids",	no_argument,		NULL, 'a' },
 		{ "recent",	no_argument,		NULL, 'r' },
 		{ "journal",	no_argument,		NULL, 'J' },
+		{ "minidump-dir", required_argument,	NULL, 'M' },
 		{ "count",	required_argument,	NULL, 'n' },
 		{ "timeout",	required_argument,	NULL, 't' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -267,6 +297,15 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		case 'J':
 			o->journal = true;
 			break;
+		case 'M':
+			/* Checked now: a typo must not lose every dump. */
+			if (access(optarg, W_OK | X_OK))
+				return cli_usage_error("monitor", "monitor: "
+						       "--minidump-dir: %s: "
+						       "%s", optarg,
+						       strerror(errno));
+			o->minidump_dir = optarg;
+			break;
 		case 'n':
 			if (cli_parse_u64(optarg, &count) || count > LONG_MAX)
 				return cli_usage_error("monitor", "monitor: "
@@ -291,7 +330,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 			fputs(cli_help_page("monitor"), stdout);
 			return 0;
 		default:
-			if (optopt == 'n' || optopt == 't')
+			if (optopt == 'n' || optopt == 't' || optopt == 'M')
 				return cli_usage_error("monitor", "monitor: "
 						       "%s: missing argument",
 						       argv[optind - 1]);
