@@ -149,10 +149,10 @@ static void remember_seq(struct mon_state *s, const struct actrack_death *d)
 
 /* --minidump-dir: the report as a minidump, its text report among the
  * annotations that crash servers show. */
-static void save_minidump(const char *dir, const struct actrack_death *d,
-			  const char *source)
+static bool save_minidump(const char *dir, const struct actrack_death *d,
+			  const char *source, char *path, size_t path_len)
 {
-	char path[4096], *text = NULL;
+	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	int ret;
@@ -164,17 +164,20 @@ static void save_minidump(const char *dir, const struct actrack_death *d,
 			text = NULL;
 		}
 	}
-	ret = minidump_save(dir, d, text, path, sizeof(path));
+	ret = minidump_save(dir, d, text, path, path_len);
 	free(text);
 	if (ret)
 		fprintf(stderr, "actrack: monitor: cannot write pid %u's "
 			"minidump in %s: %s\n", d->process.pid, dir,
 			strerror(-ret));
+	return !ret;
 }
 
 static void on_death(const struct actrack_death *d, void *arg)
 {
 	struct mon_state *s = arg;
+	char dump[4096];
+	bool dumped = false;
 
 	if (s->dedupe && seen_before(s, d))
 		return;
@@ -184,9 +187,14 @@ static void on_death(const struct actrack_death *d, void *arg)
 	 * dispatch than are still wanted. */
 	if (s->dedupe && s->o->count >= 0 && s->printed >= s->o->count)
 		return;
+	/* First, so that the journal entry can name it. */
+	if (s->o->minidump_dir)
+		dumped = save_minidump(s->o->minidump_dir, d, s->source, dump,
+				       sizeof(dump));
 	if (s->o->journal) {
 		int ret = journal_send_death(d, s->source, report_text,
-					     report_json);
+					     report_json,
+					     dumped ? dump : NULL);
 
 		if (ret)
 			fprintf(stderr, "actrack: monitor: cannot write pid "
@@ -196,8 +204,6 @@ static void on_death(const struct actrack_death *d, void *arg)
 	} else {
 		print_report(stdout, s->o->json, d, s->source);
 	}
-	if (s->o->minidump_dir)
-		save_minidump(s->o->minidump_dir, d, s->source);
 	fflush(stdout);
 	if (s->dedupe)
 		s->printed++;
