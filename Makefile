@@ -218,6 +218,11 @@ $(O)/selftests/cli_render: docs/json-schema.json $(CLI_RENDER_OBJS)
 $(O)/selftests/cli_render: private CFLAGS += -Icli
 $(O)/selftests/cli_render: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
 	$(LIBS) $(CLI_LIBS)
+# cli_minidump drives the CLI's minidump writer the same way.
+$(O)/selftests/cli_minidump: $(CLI_RENDER_OBJS)
+$(O)/selftests/cli_minidump: private CFLAGS += -Icli
+$(O)/selftests/cli_minidump: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
+	$(LIBS) $(CLI_LIBS)
 
 # cli_stacks unwinds its own deadlocked writer threads: code built the way
 # distributions build it, -O2 without frame pointers, so that only DWARF
@@ -309,7 +314,7 @@ M32_RUNS = $(shell t=$$(mktemp) && printf 'int main(void){return 0;}\n' | \
 M32_NO_EXEC := this kernel cannot run 32-bit programs (no IA32 emulation); \
 	the 32-bit tests ran against the module in the 6.12 VM only
 m32: cli
-	$(MAKE) O=$(M32_O) CC='$(CC) -m32' TESTS_EXCLUDE=cli_render \
+	$(MAKE) O=$(M32_O) CC='$(CC) -m32' TESTS_EXCLUDE="cli_render cli_minidump" \
 		lib tests examples benches \
 		$(patsubst %.c,$(M32_O)/%.o,$(CLI_SRCS)) $(M32_O)/cli/help.o
 	rm -f $(M32_O)/actrack

@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "journal.h"
 #include "json.h"
+#include "minidump.h"
 #include "render.h"
 #include "symbolize.h"
 
@@ -38,6 +39,7 @@ struct mon_opts {
 	bool all_uids;
 	bool recent;
 	bool journal;		/* --journal: cli/journal.c */
+	const char *minidump_dir;	/* --minidump-dir: cli/minidump.c */
 	long count;		/* -1: unlimited */
 	double timeout;		/* seconds, < 0: none */
 };
@@ -145,9 +147,37 @@ static void remember_seq(struct mon_state *s, const struct actrack_death *d)
 	s->seen[s->nr_seen++] = (struct seen_seq){ d->uid, d->seq };
 }
 
+/* --minidump-dir: the report as a minidump, its text report among the
+ * annotations that crash servers show. */
+static bool save_minidump(const char *dir, const struct actrack_death *d,
+			  const char *source, char *path, size_t path_len)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int ret;
+
+	if (f) {
+		print_report(f, false, d, source);
+		if (fclose(f)) {
+			free(text);
+			text = NULL;
+		}
+	}
+	ret = minidump_save(dir, d, text, path, path_len);
+	free(text);
+	if (ret)
+		fprintf(stderr, "actrack: monitor: cannot write pid %u's "
+			"minidump in %s: %s\n", d->process.pid, dir,
+			strerror(-ret));
+	return !ret;
+}
+
 static void on_death(const struct actrack_death *d, void *arg)
 {
 	struct mon_state *s = arg;
+	char dump[4096];
+	bool dumped = false;
 
 	if (s->dedupe && seen_before(s, d))
 		return;
@@ -157,9 +187,14 @@ static void on_death(const struct actrack_death *d, void *arg)
 	 * dispatch than are still wanted. */
 	if (s->dedupe && s->o->count >= 0 && s->printed >= s->o->count)
 		return;
+	/* First, so that the journal entry can name it. */
+	if (s->o->minidump_dir)
+		dumped = save_minidump(s->o->minidump_dir, d, s->source, dump,
+				       sizeof(dump));
 	if (s->o->journal) {
 		int ret = journal_send_death(d, s->source, report_text,
-					     report_json);
+					     report_json,
+					     dumped ? dump : NULL);
 
 		if (ret)
 			fprintf(stderr, "actrack: monitor: cannot write pid "
@@ -242,6 +277,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		{ "all-uids",	no_argument,		NULL, 'a' },
 		{ "recent",	no_argument,		NULL, 'r' },
 		{ "journal",	no_argument,		NULL, 'J' },
+		{ "minidump-dir", required_argument,	NULL, 'M' },
 		{ "count",	required_argument,	NULL, 'n' },
 		{ "timeout",	required_argument,	NULL, 't' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -267,6 +303,15 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		case 'J':
 			o->journal = true;
 			break;
+		case 'M':
+			/* Checked now: a typo must not lose every dump. */
+			if (access(optarg, W_OK | X_OK))
+				return cli_usage_error("monitor", "monitor: "
+						       "--minidump-dir: %s: "
+						       "%s", optarg,
+						       strerror(errno));
+			o->minidump_dir = optarg;
+			break;
 		case 'n':
 			if (cli_parse_u64(optarg, &count) || count > LONG_MAX)
 				return cli_usage_error("monitor", "monitor: "
@@ -291,7 +336,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 			fputs(cli_help_page("monitor"), stdout);
 			return 0;
 		default:
-			if (optopt == 'n' || optopt == 't')
+			if (optopt == 'n' || optopt == 't' || optopt == 'M')
 				return cli_usage_error("monitor", "monitor: "
 						       "%s: missing argument",
 						       argv[optind - 1]);

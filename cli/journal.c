@@ -118,7 +118,7 @@ static void comm_of(const struct actrack_death *d, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-#define NR_FIELDS	24
+#define NR_FIELDS	32
 
 /* "NAME=value" into @iov[*@n] (the journal takes any bytes after '='). */
 static int field(struct iovec *iov, int *n, char **owned, const char *fmt, ...)
@@ -159,7 +159,8 @@ static int field_bytes(struct iovec *iov, int *n, char **owned,
 }
 
 int journal_send_death(const struct actrack_death *d, const char *source,
-		       journal_render_fn text, journal_render_fn json)
+		       journal_render_fn text, journal_render_fn json,
+		       const char *minidump)
 {
 	struct iovec iov[NR_FIELDS];
 	char *owned[NR_FIELDS] = { NULL };
@@ -219,6 +220,8 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 			    d->killer.comm) ?:
 		      field(iov, &n, owned, "ACTRACK_KILLER_UID=%u",
 			    d->killer.uid);
+	if (!ret && minidump)
+		ret = field(iov, &n, owned, "ACTRACK_MINIDUMP=%s", minidump);
 	if (ret)
 		goto out;
 	ret = sd_journal_sendv(iov, n);

@@ -38,10 +38,12 @@ void journal_monitor_gap(const struct actrack_monitor_gap *gap, void *arg);
 
 /*
  * Write @d to the journal as one entry: MESSAGE from @text, ACTRACK_REPORT
- * from @json, and the ACTRACK_* fields.  Return 0 or -errno.
+ * from @json, the ACTRACK_* fields, and ACTRACK_MINIDUMP=@minidump, the
+ * file monitor --minidump-dir wrote (NULL: none).  Return 0 or -errno.
  */
 int journal_send_death(const struct actrack_death *d, const char *source,
-		       journal_render_fn text, journal_render_fn json);
+		       journal_render_fn text, journal_render_fn json,
+		       const char *minidump);
 
 /*
  * One entry of a hang episode (cli/cmd_hangs.c): its start (@ended NULL,

@@ -23,7 +23,7 @@ _actrack()
 	local words
 	case $cmd in
 	'') words="dump ps monitor hangs top save stats collect deaths help --arena --help --version" ;;
-	monitor) words="--json --journal --all-uids --recent --count --timeout --help" ;;
+	monitor) words="--json --journal --all-uids --recent --minidump-dir --count --timeout --help" ;;
 	deaths) words="list info --since --until --json --directory --file --help" ;;
 	help) words="dump ps monitor hangs top save stats collect deaths" ;;
 	*) words="--help" ;;

@@ -18,6 +18,10 @@
  *           fuzzer's: larger or smaller than the buffer).
  * Every message sits in a heap buffer of exactly its length, so ASan
  * reports any read past its end.
+ *
+ * A report the parser accepts is also written as a minidump
+ * (cli/minidump.c), which must be a well-formed file: every stream inside
+ * it, one thread entry per thread of the report.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +31,7 @@
 #include <linux/netlink.h>
 
 #include "internal.h"
+#include "minidump.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -99,6 +104,47 @@ static void check_death(const struct actrack_death *d)
 	}
 }
 
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The minidump of an accepted report: a file whose directory and streams
+ * lie inside it, with the report's thread count. */
+static void check_minidump(const struct actrack_death *d)
+{
+	struct minidump_host h = { "6.1.0-fuzz", 2, 0 };
+	uint32_t nr, dir, threads = 0;
+	uint8_t *buf;
+	size_t len;
+	int ret = minidump_build(d, &h, "report", &buf, &len);
+
+	if (ret == -EINVAL && !d->process.nr_threads)
+		return;
+	if (ret)
+		abort();	/* -ENOMEM, -EFBIG: not from a parsed report */
+	nr = le32(buf + 8);
+	dir = le32(buf + 12);
+	if (len < 32 || memcmp(buf, "MDMP", 4) || dir > len ||
+	    nr > (len - dir) / 12)
+		abort();
+	for (uint32_t i = 0; i < nr; i++) {
+		const uint8_t *e = buf + dir + 12 * i;
+		uint32_t size = le32(e + 4), rva = le32(e + 8);
+
+		if (rva > len || size > len - rva)
+			abort();
+		if (le32(e) == 3) {
+			threads = le32(buf + rva);
+			if (size != 4 + 48 * threads)
+				abort();
+		}
+	}
+	if (threads != d->process.nr_threads)
+		abort();
+	free(buf);
+}
+
 static void parse_death(const struct nlmsghdr *nlh, size_t len)
 {
 	struct actrack_death d;
@@ -106,6 +152,7 @@ static void parse_death(const struct nlmsghdr *nlh, size_t len)
 
 	if (ret == 0) {
 		check_death(&d);
+		check_minidump(&d);
 		__actrack_free_death(&d);
 	} else if (ret != -EBADMSG && ret != -ENOMEM) {
 		abort();

@@ -11,7 +11,8 @@
 #   make fuzz-build      only build them.
 #
 #   arena     the arena core alone, built exactly as the kernel builds it
-#   death     the death report parser (lib/report_parse.c)
+#   death     the death report parser (lib/report_parse.c), and the
+#             minidump writer (cli/minidump.c) on what it accepts
 #   snapshot  an arbitrary file as --arena, through actrack_snapshot_take()
 #   writers   dump --json and --trace (cli/json.c, cli/trace.c) on the
 #             snapshots of arbitrary arenas; the CLI's objects without main
@@ -61,8 +62,14 @@ $(FUZZ_O)/walk_fuzz: fuzz/walk_fuzz.c arena/arena.c arena/records.c $(FUZZ_HDRS)
 	clang -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -Iinclude/uapi -Iarena \
 		-o $@ fuzz/walk_fuzz.c arena/arena.c arena/records.c
 
-$(FUZZ_O)/death_fuzz $(FUZZ_O)/snapshot_fuzz: $(FUZZ_O)/%: fuzz/%.c $(FUZZ_LIB_OBJS)
+$(FUZZ_O)/snapshot_fuzz: $(FUZZ_O)/%: fuzz/%.c $(FUZZ_LIB_OBJS)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(LIBS)
+
+# The death parser, and the minidump writer on what it accepts.
+$(FUZZ_O)/death_fuzz: fuzz/death_fuzz.c $(FUZZ_LIB_OBJS) \
+		$(FUZZ_O)/obj/cli/minidump.o
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_O)/obj/cli/minidump.o $(FUZZ_LIB_OBJS) $(LIBS)
 
 $(FUZZ_O)/writers_fuzz: fuzz/writers_fuzz.c $(FUZZ_LIB_OBJS) $(FUZZ_CLI_OBJS)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CLI_OBJS) \

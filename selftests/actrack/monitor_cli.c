@@ -5,11 +5,16 @@
  * a killed process shows up in --recent and live, as text (innermost
  * activity first) and as JSON that a strict parser accepts (outermost
  * first, as dump --json); the monitor says READY=1 on NOTIFY_SOCKET once
- * subscribed, and only then.
+ * subscribed, and only then; --minidump-dir writes the report as a
+ * minidump whose threads, registers and stacks are the report's
+ * (cli_minidump checks one with lldb on the host).
  */
+#include <dirent.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include "vm_util.h"
 #include "snapshot_helpers.h"	/* cli_path, slurp_fd */
+#include "minidump_read.h"
 
 static bool in_vm(void)
 {
@@ -462,6 +467,97 @@ TEST_F_TIMEOUT(live, live_json, 60)
 	EXPECT_STREQ("", out);
 	free(out);
 	free(err);
+}
+
+/* The file @dir holds for @pid (actrack-UID-SEQ-PID.dmp), read whole. */
+static uint8_t *dump_of(const char *dir, pid_t pid, size_t *len)
+{
+	char suffix[32], path[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	uint8_t *buf = NULL;
+	DIR *d = opendir(dir);
+	size_t n;
+
+	if (!d)
+		return NULL;
+	n = snprintf(suffix, sizeof(suffix), "-%d.dmp", pid);
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		int fd;
+
+		if (l < n || strcmp(e->d_name + l - n, suffix))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st) && st.st_size > 0) {
+			buf = malloc(st.st_size);
+			if (buf && pread(fd, buf, st.st_size, 0) !=
+			    st.st_size) {
+				free(buf);
+				buf = NULL;
+			}
+			*len = st.st_size;
+		}
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+	}
+	closedir(d);
+	return buf;
+}
+
+TEST_F_TIMEOUT(live, minidump_holds_the_reports_threads_and_stacks, 60)
+{
+	char dir[] = "/tmp/actrack-dumps-XXXXXX", *out, *err;
+	uint32_t rva, size, list, main_ctx = 0, main_stack = 0, main_size = 0;
+	uint64_t main_sp = 0;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc, tries;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_NE(NULL, mkdtemp(dir));
+	self->status = vm_victim_kill(&self->v, SIGKILL);
+	for (tries = 0; tries < 100 && !buf; tries++) {
+		rc = run(&out, &err, (char *[]){ "actrack", "monitor",
+			 "--recent", "--count", "0", "--minidump-dir", dir,
+			 NULL });
+		EXPECT_EQ(0, rc) TH_LOG("stderr: %s", err);
+		free(out);
+		free(err);
+		buf = dump_of(dir, self->v.pid, &len);
+		if (!buf)
+			usleep(50000);
+	}
+	rmdir(dir);
+	ASSERT_NE(NULL, buf) TH_LOG("no minidump of pid %d", self->v.pid);
+	/* The fatal signal, SIGKILL. */
+	ASSERT_TRUE(md_stream(buf, len, 6, &rva, &size));
+	EXPECT_EQ(9, md_u32(buf + rva + 8));
+	/* Both threads, the main one with its registers and its stack from
+	 * its sp on. */
+	ASSERT_TRUE(md_stream(buf, len, 3, &list, &size));
+	ASSERT_EQ(2, md_u32(buf + list));
+	ASSERT_EQ(4 + 2 * 48, size);
+	for (uint32_t i = 0; i < 2; i++) {
+		const uint8_t *t = buf + list + 4 + 48 * i;
+
+		if (md_u32(t) != (uint32_t)self->v.pid)
+			continue;
+		memcpy(&main_sp, t + 24, 8);
+		main_size = md_u32(t + 32);
+		main_stack = md_u32(t + 36);
+		main_ctx = md_u32(t + 44);
+	}
+	ASSERT_NE(0, main_ctx) TH_LOG("pid %d not among the threads",
+				      self->v.pid);
+	ASSERT_LE((size_t)main_ctx + 1232, len);
+	EXPECT_EQ(0x00100003U, md_u32(buf + main_ctx + 0x30));
+	EXPECT_EQ(0, memcmp(&main_sp, buf + main_ctx + 0x98, 8));
+	EXPECT_LT(0, main_size);
+	EXPECT_LE((size_t)main_stack + main_size, len);
+	free(buf);
 }
 
 TEST_HARNESS_MAIN

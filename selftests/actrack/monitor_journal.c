@@ -52,7 +52,8 @@ FIXTURE_TEARDOWN(journal)
 	free(self->e);
 }
 
-static int start_monitor(FIXTURE_DATA(journal) *self)
+/* @dumps: --minidump-dir, or NULL. */
+static int start_monitor(FIXTURE_DATA(journal) *self, const char *dumps)
 {
 	int e[2];
 
@@ -63,7 +64,12 @@ static int start_monitor(FIXTURE_DATA(journal) *self)
 		return -errno;
 	if (!self->mon) {
 		char *argv[] = { "actrack", "monitor", "--journal", "--count",
-				 "1", "--timeout", "60", NULL };
+				 "1", "--timeout", "60", NULL, NULL, NULL };
+
+		if (dumps) {
+			argv[7] = "--minidump-dir";
+			argv[8] = (char *)dumps;
+		}
 
 		dup2(e[1], 2);
 		execv(cli_path(), argv);
@@ -156,13 +162,15 @@ TEST_F_TIMEOUT(journal, exit_code_entry, 120)
 	pid_t pid;
 
 	VM_SETUP_SKIPPED();
-	ASSERT_EQ(0, start_monitor(self));
+	ASSERT_EQ(0, start_monitor(self, NULL));
 	pid = kill_until_entry(self, 'x');
 	ASSERT_LT(0, pid) TH_LOG("no journal entry for a victim");
 	common_fields(_metadata, self->e, pid);
 	ASSERT_NE(NULL, field(self->e, "ACTRACK_EXIT_CODE", v, sizeof(v)));
 	EXPECT_STREQ("7", v);
 	EXPECT_EQ(NULL, field(self->e, "ACTRACK_SIGNAL", v, sizeof(v)));
+	/* No --minidump-dir, no minidump named. */
+	EXPECT_EQ(NULL, field(self->e, "ACTRACK_MINIDUMP", v, sizeof(v)));
 	ASSERT_NE(NULL, field(self->e, "PRIORITY", v, sizeof(v)));
 	EXPECT_STREQ("5", v);
 	ASSERT_NE(NULL, field(self->e, "MESSAGE", v, sizeof(v)));
@@ -175,11 +183,28 @@ TEST_F_TIMEOUT(journal, signal_entry, 120)
 	static char v[64 * 1024];
 	pid_t pid;
 
+	char dumps[] = "/tmp/actrack-jdumps-XXXXXX", want[128], magic[4];
+	int fd;
+
 	VM_SETUP_SKIPPED();
-	ASSERT_EQ(0, start_monitor(self));
+	ASSERT_NE(NULL, mkdtemp(dumps));
+	ASSERT_EQ(0, start_monitor(self, dumps));
 	pid = kill_until_entry(self, 'a');
 	ASSERT_LT(0, pid) TH_LOG("no journal entry for a victim");
 	common_fields(_metadata, self->e, pid);
+	/* The entry names the minidump written before it, by its path. */
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_MINIDUMP", v, sizeof(v)));
+	snprintf(want, sizeof(want), "-%d.dmp", pid);
+	EXPECT_EQ(0, strncmp(v, dumps, strlen(dumps))) TH_LOG("%s", v);
+	ASSERT_LT(strlen(want), strlen(v));
+	EXPECT_STREQ(want, v + strlen(v) - strlen(want));
+	fd = open(v, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", v, strerror(errno));
+	EXPECT_EQ(4, read(fd, magic, 4));
+	EXPECT_EQ(0, memcmp(magic, "MDMP", 4));
+	close(fd);
+	unlink(v);
+	rmdir(dumps);
 	ASSERT_NE(NULL, field(self->e, "ACTRACK_SIGNAL", v, sizeof(v)));
 	EXPECT_STREQ("6", v);
 	ASSERT_NE(NULL, field(self->e, "ACTRACK_SIGNAL_NAME", v, sizeof(v)));

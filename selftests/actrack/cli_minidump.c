@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A death report as a minidump (cli/minidump.c), read back by a real
+ * reader: Debian's lldb.
+ *
+ * The report is made the way actrack.ko makes one, from a real process:
+ * a tracked child stops itself three calls deep; the test takes its
+ * registers (ptrace) and the bytes of its stack from sp to the end of the
+ * stack's mapping (/proc/PID/mem), as the module's capture does, and its
+ * process record (threads, modules with build ids, command line) from
+ * the arena, as the report carries it.  `lldb -c FILE` must then show the
+ * child's three frames, by name and in order, unwound from the bytes in
+ * the file and the binaries lldb finds by the modules' paths and build
+ * ids.  lldb is not in the test VM, so this test runs on the host
+ * (skipped where lldb is missing).
+ *
+ * Also checked, by reading the file back here: a corrupt report (a thread
+ * count with no threads, a stack whose size exceeds the format) is refused
+ * or cut, never written out of bounds.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "actrack.h"
+#include "test_harness.h"
+#include "cli.h"
+#include "minidump.h"
+#include "minidump_read.h"
+#include "render.h"
+#include "symbolize.h"
+
+/* The CLI's global options live in its main.c, which is not linked. */
+struct cli_globals cli;
+
+#define STACK_MAX	(64 * 1024)
+
+static volatile int depth_sink;
+
+static __attribute__((noinline)) void minidump_leaf(int n)
+{
+	depth_sink = n;
+	raise(SIGSTOP);
+	depth_sink = n + 1;
+}
+
+static __attribute__((noinline)) void minidump_mid(int n)
+{
+	minidump_leaf(n + 1);
+	depth_sink = n;
+}
+
+static __attribute__((noinline)) void minidump_outer(int n)
+{
+	minidump_mid(n + 1);
+	depth_sink = n;
+}
+
+static void child(void)
+{
+	if (actrack_init(NULL) || !actrack_push_task(4711))
+		_exit(2);
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(3);
+	minidump_outer(1);
+	_exit(0);
+}
+
+/* The registers in the report's (DWARF) order, from ptrace's. */
+static void dwarf_regs(const struct user_regs_struct *u, uint64_t *r)
+{
+	const unsigned long long v[ACTRACK_STACK_NR_REGS] = {
+		u->rax, u->rdx, u->rcx, u->rbx, u->rsi, u->rdi, u->rbp,
+		u->rsp, u->r8, u->r9, u->r10, u->r11, u->r12, u->r13,
+		u->r14, u->r15, u->rip,
+	};
+
+	for (int i = 0; i < ACTRACK_STACK_NR_REGS; i++)
+		r[i] = v[i];
+}
+
+/* The end of the mapping that holds @sp in /proc/@pid/maps, or 0. */
+static uint64_t mapping_end(pid_t pid, uint64_t sp)
+{
+	unsigned long long lo, hi;
+	uint64_t end = 0;
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+		    sp >= lo && sp < hi)
+			end = hi;
+	fclose(f);
+	return end;
+}
+
+/* The child's stack at sp, as the module copies it. */
+static int read_stack(pid_t pid, struct actrack_death_stack *s)
+{
+	uint64_t end = mapping_end(pid, s->sp);
+	char path[64];
+	ssize_t n;
+	FILE *f;
+
+	if (!end)
+		return -1;
+	s->size = end - s->sp > STACK_MAX ? STACK_MAX : end - s->sp;
+	s->bytes = malloc(s->size);
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	f = fopen(path, "r");
+	if (!f || !s->bytes)
+		return -1;
+	n = pread(fileno(f), s->bytes, s->size, (off_t)s->sp);
+	fclose(f);
+	return n == (ssize_t)s->size ? 0 : -1;
+}
+
+FIXTURE(dump) {
+	pid_t pid;
+	struct actrack_snapshot *snap;
+	struct actrack_death d;
+	struct actrack_death_stack stack;
+	char dir[64], file[256];
+};
+
+FIXTURE_SETUP(dump)
+{
+	struct user_regs_struct u;
+	int status;
+
+	memset(&self->d, 0, sizeof(self->d));
+	strcpy(self->dir, "/tmp/actrack-minidump-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	self->pid = fork();
+	ASSERT_LE(0, self->pid);
+	if (!self->pid)
+		child();
+	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("child status %#x", status);
+	ASSERT_EQ(SIGSTOP, WSTOPSIG(status));
+	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, self->pid, NULL, &u));
+	self->stack.tid = self->pid;
+	self->stack.sp = u.rsp;
+	dwarf_regs(&u, self->stack.regs);
+	ASSERT_EQ(0, read_stack(self->pid, &self->stack));
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, 0, &self->snap));
+	for (uint32_t i = 0; i < self->snap->nr_processes; i++)
+		if (self->snap->processes[i].pid == (uint32_t)self->pid)
+			self->d.process = self->snap->processes[i];
+	ASSERT_EQ((uint32_t)self->pid, self->d.process.pid);
+	ASSERT_LT(0, self->d.process.nr_modules);
+	self->d.uid = getuid();
+	self->d.seq = 7;
+	self->d.signal = SIGSEGV;
+	self->d.nr_stacks = 1;
+	self->d.stacks = &self->stack;
+}
+
+FIXTURE_TEARDOWN(dump)
+{
+	if (self->pid > 0) {
+		kill(self->pid, SIGKILL);
+		waitpid(self->pid, NULL, 0);
+	}
+	if (self->file[0])
+		unlink(self->file);
+	rmdir(self->dir);
+	actrack_snapshot_free(self->snap);
+	free(self->stack.bytes);
+}
+
+/* `lldb -b -c FILE -o 'bt all'`'s output in @out. */
+static int lldb_backtrace(const char *file, char *out, size_t len)
+{
+	char cmd[512];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "lldb -b -c '%s' -o 'thread backtrace all'"
+		 " 2>&1", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(out, 1, len - 1, p);
+	out[n] = '\0';
+	return pclose(p);
+}
+
+TEST_F(dump, lldb_shows_the_frames_by_name_in_order)
+{
+	static char out[65536];
+	const char *leaf, *mid, *outer;
+
+	if (system("command -v lldb >/dev/null 2>&1"))
+		SKIP(return, "lldb is not installed (apt-get install lldb)");
+	ASSERT_EQ(0, minidump_save(self->dir, &self->d, "a report",
+				   self->file, sizeof(self->file)));
+	ASSERT_EQ(0, lldb_backtrace(self->file, out, sizeof(out)))
+		TH_LOG("%s", out);
+	leaf = strstr(out, "minidump_leaf");
+	mid = strstr(out, "minidump_mid");
+	outer = strstr(out, "minidump_outer");
+	ASSERT_NE(NULL, leaf) TH_LOG("%s", out);
+	ASSERT_NE(NULL, mid) TH_LOG("%s", out);
+	ASSERT_NE(NULL, outer) TH_LOG("%s", out);
+	EXPECT_LT(leaf, mid);
+	EXPECT_LT(mid, outer);
+	EXPECT_NE(NULL, strstr(out, "stop reason = signal SIGSEGV"));
+}
+
+/* actrack's own unwinder names the same frames from the same report. */
+TEST_F(dump, actrack_names_the_same_frames)
+{
+	struct symbolizer *sym = sym_new();
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	const char *leaf, *mid, *outer;
+
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(0, render_death_text(f, sym, &self->d, "live"));
+	fclose(f);
+	sym_free(sym);
+	leaf = strstr(text, "minidump_leaf");
+	mid = strstr(text, "minidump_mid");
+	outer = strstr(text, "minidump_outer");
+	EXPECT_NE(NULL, leaf) TH_LOG("%s", text);
+	EXPECT_NE(NULL, mid);
+	EXPECT_NE(NULL, outer);
+	EXPECT_LT(leaf, mid);
+	EXPECT_LT(mid, outer);
+	free(text);
+}
+
+TEST_F(dump, name_says_uid_report_and_pid)
+{
+	char want[256];
+
+	ASSERT_EQ(0, minidump_save(self->dir, &self->d, NULL, self->file,
+				   sizeof(self->file)));
+	snprintf(want, sizeof(want), "%s/actrack-%u-7-%d.dmp", self->dir,
+		 getuid(), self->pid);
+	EXPECT_STREQ(want, self->file);
+	EXPECT_EQ(0, access(self->file, R_OK));
+}
+
+TEST_F(dump, report_without_threads_is_refused)
+{
+	struct minidump_host h = { "6.1.0", 2, 0 };
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	self->d.process.nr_threads = 0;
+	EXPECT_EQ(-EINVAL, minidump_build(&self->d, &h, NULL, &buf, &len));
+	EXPECT_EQ(NULL, buf);
+}
+
+TEST_F(dump, exception_and_command_line_are_where_the_format_says)
+{
+	struct minidump_host h = { "6.1.0-42-amd64", 2, 1234 };
+	uint32_t rva, size;
+	uint8_t *buf;
+	size_t len;
+
+	ASSERT_EQ(0, minidump_build(&self->d, &h, "t", &buf, &len));
+	EXPECT_EQ(8, md_u32(buf + 8));		/* streams */
+	EXPECT_EQ(1234, md_u32(buf + 20));	/* time stamp */
+	/* The exception: SIGSEGV, in our thread. */
+	ASSERT_TRUE(md_stream(buf, len, 6, &rva, &size));
+	EXPECT_EQ(168, size);
+	EXPECT_EQ((uint32_t)self->pid, md_u32(buf + rva));
+	EXPECT_EQ(SIGSEGV, md_u32(buf + rva + 8));
+	/* The command line, byte for byte. */
+	ASSERT_TRUE(md_stream(buf, len, 0x47670006U, &rva, &size));
+	EXPECT_EQ(strlen(self->d.process.cmdline), size);
+	EXPECT_EQ(0, memcmp(buf + rva, self->d.process.cmdline, size));
+	/* The system: x86-64 (9), Linux (0x8201), 6.1.0. */
+	ASSERT_TRUE(md_stream(buf, len, 7, &rva, &size));
+	EXPECT_EQ(9, buf[rva] | buf[rva + 1] << 8);
+	EXPECT_EQ(0x8201, md_u32(buf + rva + 20));
+	EXPECT_EQ(6, md_u32(buf + rva + 8));
+	EXPECT_EQ(1, md_u32(buf + rva + 12));
+	free(buf);
+}
+
+/* A thread known only by a stack bigger than the format can hold. */
+TEST_F(dump, stack_beyond_the_format_is_refused_not_overrun)
+{
+	struct minidump_host h = { NULL, 0, 0 };
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	self->stack.size = UINT32_MAX;
+	EXPECT_EQ(-EFBIG, minidump_build(&self->d, &h, NULL, &buf, &len));
+	EXPECT_EQ(NULL, buf);
+}
+
+TEST_HARNESS_MAIN
