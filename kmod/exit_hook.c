@@ -320,6 +320,13 @@ int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker)
 	rcu_read_unlock();
 	if (!p)
 		return -ENOENT;
+	/*
+	 * Once a registration failed, every exit of this process is walked
+	 * (cleanup.c) and the registry is never read again: keep nothing in
+	 * it, or a thread-churning process would grow it without bound.
+	 */
+	if (READ_ONCE(p->trackers_lost))
+		goto out;
 	tid = task_pid_nr_ns(current, p->pid_ns);
 	if (tracker)
 		ret = xa_err(xa_store(&p->trackers, tid, xa_mk_value(tracker),
@@ -327,10 +334,15 @@ int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker)
 	else
 		xa_erase(&p->trackers, tid);
 	/* Without this thread's entry only a walk finds its records. */
-	if (ret)
+	if (ret) {
 		WRITE_ONCE(p->trackers_lost, true);
-	else if (tracker)
+		/* A store racing with this one may still add an entry: the
+		 * last reference frees it (actrack_proc_put()). */
+		xa_destroy(&p->trackers);
+	} else if (tracker) {
 		WRITE_ONCE(p->registers, true);
+	}
+out:
 	actrack_proc_put(p);
 	return ret;
 }
