@@ -134,7 +134,10 @@ struct actrack_karena {
 	struct work_struct work;
 	bool work_queued;
 
-	struct mutex lock;		/* the deaths ring */
+	/* The deaths ring: arenas.c's alone (actrack_karena_store_death(),
+	 * actrack_karena_walk_deaths()).
+	 */
+	struct mutex ring_lock;
 	struct actrack_report **ring;	/* actrack_deaths_kept slots */
 	u32 ring_head;			/* next slot to fill */
 	u32 ring_count;
@@ -360,8 +363,10 @@ struct actrack_counts {
 void actrack_karena_add_counters(struct actrack_karena *ka,
 				 struct actrack_counts *c);
 void actrack_karena_sum_counters(struct actrack_counts *c);
-struct actrack_report *actrack_karena_ring_nth(struct actrack_karena *ka,
-					       u32 i);
+int actrack_karena_walk_deaths(struct actrack_karena *ka,
+			       int (*fn)(const struct actrack_report *d,
+					 void *arg),
+			       void *arg);
 
 static inline void actrack_karena_get(struct actrack_karena *ka)
 {
