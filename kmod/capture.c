@@ -399,7 +399,7 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 {
 	struct actrack_kproc *p;
 
-	if (likely(!actrack_procs_attached()))
+	if (likely(!actrack_procs_hashed()))
 		return;
 	/* io_uring's (and vhost's) workers have no user stack. */
 	if (current->flags & (PF_IO_WORKER | ACTRACK_PF_USER_WORKER))

@@ -57,8 +57,12 @@
 
 static DEFINE_HASHTABLE(actrack_procs, ACTRACK_PROC_HASH_BITS);
 DEFINE_RAW_SPINLOCK(actrack_procs_lock);
-/* Entries in the hash (any state): the probes' fast way out. */
-static atomic_t actrack_nr_procs = ATOMIC_INIT(0);
+/*
+ * Entries in the hash: ATTACHED ones and EXEC ones still being cleaned
+ * up (attached processes are the arenas' @attached and the clock's
+ * users).  Zero is the probes' fast way out.
+ */
+static atomic_t actrack_nr_hashed = ATOMIC_INIT(0);
 
 static struct tracepoint *actrack_tp_exit;
 static struct tracepoint *actrack_tp_exec;
@@ -118,10 +122,10 @@ struct actrack_kproc *actrack_proc_find_attached(const void *key)
 	return actrack_proc_find(key, ACTRACK_PROC_ATTACHED);
 }
 
-/* The probes' fast way out: is anything attached or being cleaned up? */
-int actrack_procs_attached(void)
+/* The probes' fast way out: zero while no process entry is hashed. */
+int actrack_procs_hashed(void)
 {
-	return atomic_read(&actrack_nr_procs);
+	return atomic_read(&actrack_nr_hashed);
 }
 
 /* Context: process (it may drop the last arena reference). */
@@ -146,7 +150,7 @@ static void actrack_proc_unhash_locked(struct actrack_kproc *p)
 {
 	hash_del_rcu(&p->hnode);
 	p->hashed = false;
-	atomic_dec(&actrack_nr_procs);
+	atomic_dec(&actrack_nr_hashed);
 }
 
 /* Lock held: ATTACHED -> @state.  False if it was not ATTACHED. */
@@ -274,7 +278,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	p->arena = ka;
 	p->state = ACTRACK_PROC_ATTACHED;
 	atomic_inc(&ka->attached);
-	atomic_inc(&actrack_nr_procs);
+	atomic_inc(&actrack_nr_hashed);
 	hash_add_rcu(actrack_procs, &p->hnode, (unsigned long)key);
 	p->hashed = true;
 	at->pid = p->owner.pid;
@@ -355,7 +359,7 @@ static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 	struct signal_struct *sig = task->signal;
 	struct actrack_kproc *p;
 
-	if (likely(!atomic_read(&actrack_nr_procs)))
+	if (likely(!atomic_read(&actrack_nr_hashed)))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find(sig, ACTRACK_PROC_ATTACHED);
@@ -430,7 +434,7 @@ static void actrack_probe_exec(void *data, struct task_struct *task,
 {
 	struct actrack_kproc *p;
 
-	if (likely(!atomic_read(&actrack_nr_procs)))
+	if (likely(!atomic_read(&actrack_nr_hashed)))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find(task->signal, ACTRACK_PROC_ATTACHED);

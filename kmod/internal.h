@@ -400,7 +400,7 @@ void actrack_proc_exec_done(struct actrack_kproc *p);
 
 bool actrack_proc_group_ending(struct actrack_kproc *p);
 struct actrack_kproc *actrack_proc_find_attached(const void *key);
-int actrack_procs_attached(void);
+int actrack_procs_hashed(void);
 
 /* capture.c */
 u64 actrack_capture_new_id(void);
