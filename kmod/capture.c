@@ -160,18 +160,18 @@ static bool actrack_slot_ready(struct actrack_capture_slot *s)
 
 /*
  * Would get_signal() kill the group of @signal for @sig, acted on with
- * @ka?  It traces the signal before it decides; this is its decision.
+ * @act?  It traces the signal before it decides; this is its decision.
  * Also asked as a signal is sent (killer.c), with the target's siglock.
  */
 bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
-			     const struct k_sigaction *ka)
+			     const struct k_sigaction *act)
 {
 	/* exec() kills the other threads the same way: not a death. */
 	if (actrack_group_exec_running(signal))
 		return false;
 	if (sig == SIGKILL)
 		return true;
-	if (!ka || ka->sa.sa_handler != SIG_DFL)
+	if (!act || act->sa.sa_handler != SIG_DFL)
 		return false;
 	if (sig < 1 || sig > SIGRTMAX)
 		return false;
@@ -395,7 +395,7 @@ static void actrack_capture_thread(struct actrack_kproc *p)
 }
 
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
-			   struct k_sigaction *ka)
+			   struct k_sigaction *act)
 {
 	struct actrack_kproc *p;
 
@@ -404,7 +404,7 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
 	/* io_uring's (and vhost's) workers have no user stack. */
 	if (current->flags & (PF_IO_WORKER | ACTRACK_PF_USER_WORKER))
 		return;
-	if (!actrack_signal_is_fatal(current->signal, sig, ka))
+	if (!actrack_signal_is_fatal(current->signal, sig, act))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find_attached(current->signal);

@@ -411,7 +411,7 @@ struct k_sigaction;
 struct signal_struct;
 struct task_struct;
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
-			   struct k_sigaction *ka);
+			   struct k_sigaction *act);
 struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 						  u32 *flags);
 void actrack_capture_drop(struct actrack_kproc *p);
@@ -420,7 +420,7 @@ int actrack_capture_policy(struct actrack_karena *ka,
 			   const struct actrack_stacks *st);
 int actrack_yama_scope(void);
 bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
-			     const struct k_sigaction *ka);
+			     const struct k_sigaction *act);
 bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
 			     int scope, const struct actrack_stack_reader *r);
 
