@@ -110,7 +110,7 @@ actrack_slot(struct actrack_capture_pool *pool, u32 i)
  * Give @ka its pool if it has none (ATTACH, process context).  Failing to
  * allocate is not an error: that uid's reports carry no stacks.
  */
-void actrack_capture_pool_get(struct actrack_karena *ka)
+void actrack_capture_pool_ensure(struct actrack_karena *ka)
 {
 	struct actrack_capture_pool *pool;
 	size_t slot_bytes;
@@ -144,7 +144,7 @@ void actrack_capture_pool_free(struct actrack_karena *ka)
  */
 static struct actrack_capture_pool *actrack_pool(struct actrack_kproc *p)
 {
-	/* acquire: pairs with cmpxchg_release() in actrack_capture_pool_get() */
+	/* acquire: pairs with actrack_capture_pool_ensure()'s release */
 	return smp_load_acquire(&p->arena->capture);
 }
 

@@ -243,7 +243,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	p->owner.pid_ns = p->pid_ns->ns.inum;
 	p->start_boottime = leader->start_boottime;
 	p->capture_id = actrack_capture_new_id();
-	actrack_capture_pool_get(ka);
+	actrack_capture_pool_ensure(ka);
 	/*
 	 * Exactly field 22 of /proc/self/stat as this process reads it: the
 	 * leader's start (exec keeps it), shifted into our time namespace.

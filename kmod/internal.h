@@ -404,7 +404,7 @@ int actrack_procs_hashed(void);
 
 /* capture.c */
 u64 actrack_capture_new_id(void);
-void actrack_capture_pool_get(struct actrack_karena *ka);
+void actrack_capture_pool_ensure(struct actrack_karena *ka);
 void actrack_capture_pool_free(struct actrack_karena *ka);
 struct kernel_siginfo;
 struct k_sigaction;
