@@ -5,13 +5,14 @@
  *
  * Object lifetimes, in one place:
  * - struct actrack_karena (one per kuid) is created on first need and kept
- *   on actrack_arenas until module unload, or until an arena of its own
- *   budget needs the slot while it is idle (arenas.c).  Its kref is held by that list,
- *   by every fd that refers to it, by every vma that maps it, by every
- *   attached process and by every queued thread-exit work.  The arena
- *   memory is freed with the last reference.  Open fds and mappings pin the
- *   module (the file holds the fops owner), so in practice the list's
- *   reference is the last one only after every user is gone.
+ *   on actrack_arenas until module unload, or, while it is idle, until the
+ *   table needs its slot (arenas.c says which may go).  Its kref is held
+ *   by that list, by every fd that refers to it, by every vma that maps
+ *   it, by every struct actrack_kproc of it until that is freed, and by
+ *   its cleanup work while queued.  The arena memory is freed with the
+ *   last reference.  Open fds and mappings pin the module (the file holds
+ *   the fops owner), so in practice the list's reference is the last one
+ *   only after every user is gone.
  * - struct actrack_kproc (one per attached thread group) lives in a hash
  *   keyed by the group's signal_struct from ATTACH until the group dies or
  *   execs; the probes put it on its arena's work list (thread exits too),
