@@ -418,16 +418,16 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
  * Is the process that owns @s still attached (a slow core dump, which
  * reports only once the dump is written)?  Process context.
  */
-static bool actrack_slot_owner_lives(struct actrack_capture_slot *s)
+static bool actrack_slot_owner_attached(struct actrack_capture_slot *s)
 {
 	struct actrack_kproc *q;
-	bool lives;
+	bool attached;
 
 	rcu_read_lock();
 	q = actrack_proc_find_attached(READ_ONCE(s->key));
-	lives = q && q->capture_id == READ_ONCE(s->owner);
+	attached = q && q->capture_id == READ_ONCE(s->owner);
 	rcu_read_unlock();
-	return lives;
+	return attached;
 }
 
 /*
@@ -462,7 +462,7 @@ struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 			bytes += s->len;
 		} else if (time_after(jiffies,
 				      s->when + ACTRACK_CAPTURE_STALE)) {
-			if (actrack_slot_owner_lives(s))
+			if (actrack_slot_owner_attached(s))
 				s->when = jiffies;	/* ask again later */
 			else
 				actrack_slot_release(pool, s);
