@@ -116,7 +116,10 @@ static struct actrack_kproc *actrack_proc_find_exec(const void *key,
 	return NULL;
 }
 
-/* For the signal probe (capture.c): RCU read side held. */
+/*
+ * The ATTACHED entry of @key, for capture.c (its probe, its slots, its
+ * policy) and killer.c's probe: RCU read side or the lock held.
+ */
 struct actrack_kproc *actrack_proc_find_attached(const void *key)
 {
 	return actrack_proc_find(key, ACTRACK_PROC_ATTACHED);
