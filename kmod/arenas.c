@@ -245,7 +245,7 @@ static struct actrack_karena *actrack_karena_create(kuid_t uid,
 	ka->budget = *budget;
 	budget->ns = NULL;
 	kref_init(&ka->kref);
-	mutex_init(&ka->lock);
+	mutex_init(&ka->ring_lock);
 	mutex_init(&ka->mem_lock);
 	INIT_LIST_HEAD(&ka->work_list);
 	INIT_WORK(&ka->work, actrack_karena_work);
@@ -476,13 +476,27 @@ void actrack_karena_sum_counters(struct actrack_counts *c)
 	mutex_unlock(&actrack_arenas_mutex);
 }
 
-/* ka->lock held: the @i-th oldest death kept, @i < ka->ring_count. */
-struct actrack_report *actrack_karena_ring_nth(struct actrack_karena *ka,
-					       u32 i)
+/*
+ * Call @fn on each death @ka keeps, oldest first, under the ring's lock:
+ * a report is @fn's to read during its call only (the next death stored
+ * may evict it).  Return: the first non-zero @fn returned, or 0.
+ * Context: process.
+ */
+int actrack_karena_walk_deaths(struct actrack_karena *ka,
+			       int (*fn)(const struct actrack_report *d,
+					 void *arg),
+			       void *arg)
 {
 	u32 kept = actrack_deaths_kept;
+	u32 i, oldest;
+	int ret = 0;
 
-	return ka->ring[(ka->ring_head + kept - ka->ring_count + i) % kept];
+	mutex_lock(&ka->ring_lock);
+	oldest = (ka->ring_head + kept - ka->ring_count) % kept;
+	for (i = 0; i < ka->ring_count && !ret; i++)
+		ret = fn(ka->ring[(oldest + i) % kept], arg);
+	mutex_unlock(&ka->ring_lock);
+	return ret;
 }
 
 /*
@@ -495,7 +509,7 @@ void actrack_karena_store_death(struct actrack_karena *ka,
 {
 	u32 kept = actrack_deaths_kept;
 
-	mutex_lock(&ka->lock);
+	mutex_lock(&ka->ring_lock);
 	while (ka->ring_count &&
 	       (ka->ring_count == kept ||
 		ka->ring_bytes + d->bytes > ACTRACK_RING_MAX_BYTES)) {
@@ -510,7 +524,7 @@ void actrack_karena_store_death(struct actrack_karena *ka,
 	ka->ring_head = (ka->ring_head + 1) % kept;
 	ka->ring_count++;
 	ka->ring_bytes += d->bytes;
-	mutex_unlock(&ka->lock);
+	mutex_unlock(&ka->ring_lock);
 }
 
 /*

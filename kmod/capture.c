@@ -110,7 +110,7 @@ actrack_slot(struct actrack_capture_pool *pool, u32 i)
  * Give @ka its pool if it has none (ATTACH, process context).  Failing to
  * allocate is not an error: that uid's reports carry no stacks.
  */
-void actrack_capture_pool_get(struct actrack_karena *ka)
+void actrack_capture_pool_ensure(struct actrack_karena *ka)
 {
 	struct actrack_capture_pool *pool;
 	size_t slot_bytes;
@@ -144,7 +144,7 @@ void actrack_capture_pool_free(struct actrack_karena *ka)
  */
 static struct actrack_capture_pool *actrack_pool(struct actrack_kproc *p)
 {
-	/* acquire: pairs with cmpxchg_release() in actrack_capture_pool_get() */
+	/* acquire: pairs with actrack_capture_pool_ensure()'s release */
 	return smp_load_acquire(&p->arena->capture);
 }
 
@@ -160,18 +160,18 @@ static bool actrack_slot_ready(struct actrack_capture_slot *s)
 
 /*
  * Would get_signal() kill the group of @signal for @sig, acted on with
- * @ka?  It traces the signal before it decides; this is its decision.
+ * @act?  It traces the signal before it decides; this is its decision.
  * Also asked as a signal is sent (killer.c), with the target's siglock.
  */
 bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
-			     const struct k_sigaction *ka)
+			     const struct k_sigaction *act)
 {
 	/* exec() kills the other threads the same way: not a death. */
 	if (actrack_group_exec_running(signal))
 		return false;
 	if (sig == SIGKILL)
 		return true;
-	if (!ka || ka->sa.sa_handler != SIG_DFL)
+	if (!act || act->sa.sa_handler != SIG_DFL)
 		return false;
 	if (sig < 1 || sig > SIGRTMAX)
 		return false;
@@ -395,16 +395,16 @@ static void actrack_capture_thread(struct actrack_kproc *p)
 }
 
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
-			   struct k_sigaction *ka)
+			   struct k_sigaction *act)
 {
 	struct actrack_kproc *p;
 
-	if (likely(!actrack_procs_attached()))
+	if (likely(!actrack_procs_hashed()))
 		return;
 	/* io_uring's (and vhost's) workers have no user stack. */
 	if (current->flags & (PF_IO_WORKER | ACTRACK_PF_USER_WORKER))
 		return;
-	if (!actrack_signal_is_fatal(current->signal, sig, ka))
+	if (!actrack_signal_is_fatal(current->signal, sig, act))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find_attached(current->signal);
@@ -418,16 +418,16 @@ void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
  * Is the process that owns @s still attached (a slow core dump, which
  * reports only once the dump is written)?  Process context.
  */
-static bool actrack_slot_owner_lives(struct actrack_capture_slot *s)
+static bool actrack_slot_owner_attached(struct actrack_capture_slot *s)
 {
 	struct actrack_kproc *q;
-	bool lives;
+	bool attached;
 
 	rcu_read_lock();
 	q = actrack_proc_find_attached(READ_ONCE(s->key));
-	lives = q && q->capture_id == READ_ONCE(s->owner);
+	attached = q && q->capture_id == READ_ONCE(s->owner);
 	rcu_read_unlock();
-	return lives;
+	return attached;
 }
 
 /*
@@ -462,7 +462,7 @@ struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 			bytes += s->len;
 		} else if (time_after(jiffies,
 				      s->when + ACTRACK_CAPTURE_STALE)) {
-			if (actrack_slot_owner_lives(s))
+			if (actrack_slot_owner_attached(s))
 				s->when = jiffies;	/* ask again later */
 			else
 				actrack_slot_release(pool, s);

@@ -92,7 +92,10 @@ static struct actrack_karena *actrack_file_arena_locked(struct actrack_file *f)
 	return f->arena;
 }
 
-/* Return: a new reference to the fd's arena (created if needed). */
+/*
+ * Return: a new reference to the fd's arena (a writable fd's is created
+ * if needed; see actrack_file_arena_locked()).
+ */
 static struct actrack_karena *actrack_file_arena(struct actrack_file *f,
 						 bool *read_only)
 {

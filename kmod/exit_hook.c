@@ -57,8 +57,12 @@
 
 static DEFINE_HASHTABLE(actrack_procs, ACTRACK_PROC_HASH_BITS);
 DEFINE_RAW_SPINLOCK(actrack_procs_lock);
-/* Entries in the hash (any state): the probes' fast way out. */
-static atomic_t actrack_nr_procs = ATOMIC_INIT(0);
+/*
+ * Entries in the hash: ATTACHED ones and EXEC ones still being cleaned
+ * up (attached processes are the arenas' @attached and the clock's
+ * users).  Zero is the probes' fast way out.
+ */
+static atomic_t actrack_nr_hashed = ATOMIC_INIT(0);
 
 static struct tracepoint *actrack_tp_exit;
 static struct tracepoint *actrack_tp_exec;
@@ -112,16 +116,19 @@ static struct actrack_kproc *actrack_proc_find_exec(const void *key,
 	return NULL;
 }
 
-/* For the signal probe (capture.c): RCU read side held. */
+/*
+ * The ATTACHED entry of @key, for capture.c (its probe, its slots, its
+ * policy) and killer.c's probe: RCU read side or the lock held.
+ */
 struct actrack_kproc *actrack_proc_find_attached(const void *key)
 {
 	return actrack_proc_find(key, ACTRACK_PROC_ATTACHED);
 }
 
-/* The probes' fast way out: is anything attached or being cleaned up? */
-int actrack_procs_attached(void)
+/* The probes' fast way out: zero while no process entry is hashed. */
+int actrack_procs_hashed(void)
 {
-	return atomic_read(&actrack_nr_procs);
+	return atomic_read(&actrack_nr_hashed);
 }
 
 /* Context: process (it may drop the last arena reference). */
@@ -146,7 +153,7 @@ static void actrack_proc_unhash_locked(struct actrack_kproc *p)
 {
 	hash_del_rcu(&p->hnode);
 	p->hashed = false;
-	atomic_dec(&actrack_nr_procs);
+	atomic_dec(&actrack_nr_hashed);
 }
 
 /* Lock held: ATTACHED -> @state.  False if it was not ATTACHED. */
@@ -239,7 +246,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	p->owner.pid_ns = p->pid_ns->ns.inum;
 	p->start_boottime = leader->start_boottime;
 	p->capture_id = actrack_capture_new_id();
-	actrack_capture_pool_get(ka);
+	actrack_capture_pool_ensure(ka);
 	/*
 	 * Exactly field 22 of /proc/self/stat as this process reads it: the
 	 * leader's start (exec keeps it), shifted into our time namespace.
@@ -274,7 +281,7 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	p->arena = ka;
 	p->state = ACTRACK_PROC_ATTACHED;
 	atomic_inc(&ka->attached);
-	atomic_inc(&actrack_nr_procs);
+	atomic_inc(&actrack_nr_hashed);
 	hash_add_rcu(actrack_procs, &p->hnode, (unsigned long)key);
 	p->hashed = true;
 	at->pid = p->owner.pid;
@@ -367,7 +374,7 @@ static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 	struct signal_struct *sig = task->signal;
 	struct actrack_kproc *p;
 
-	if (likely(!atomic_read(&actrack_nr_procs)))
+	if (likely(!atomic_read(&actrack_nr_hashed)))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find(sig, ACTRACK_PROC_ATTACHED);
@@ -442,7 +449,7 @@ static void actrack_probe_exec(void *data, struct task_struct *task,
 {
 	struct actrack_kproc *p;
 
-	if (likely(!atomic_read(&actrack_nr_procs)))
+	if (likely(!atomic_read(&actrack_nr_hashed)))
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find(task->signal, ACTRACK_PROC_ATTACHED);

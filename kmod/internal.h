@@ -5,13 +5,14 @@
  *
  * Object lifetimes, in one place:
  * - struct actrack_karena (one per kuid) is created on first need and kept
- *   on actrack_arenas until module unload, or until an arena of its own
- *   budget needs the slot while it is idle (arenas.c).  Its kref is held by that list,
- *   by every fd that refers to it, by every vma that maps it, by every
- *   attached process and by every queued thread-exit work.  The arena
- *   memory is freed with the last reference.  Open fds and mappings pin the
- *   module (the file holds the fops owner), so in practice the list's
- *   reference is the last one only after every user is gone.
+ *   on actrack_arenas until module unload, or, while it is idle, until the
+ *   table needs its slot (arenas.c says which may go).  Its kref is held
+ *   by that list, by every fd that refers to it, by every vma that maps
+ *   it, by every struct actrack_kproc of it until that is freed, and by
+ *   its cleanup work while queued.  The arena memory is freed with the
+ *   last reference.  Open fds and mappings pin the module (the file holds
+ *   the fops owner), so in practice the list's reference is the last one
+ *   only after every user is gone.
  * - struct actrack_kproc (one per attached thread group) lives in a hash
  *   keyed by the group's signal_struct from ATTACH until the group dies or
  *   execs; the probes put it on its arena's work list (thread exits too),
@@ -134,7 +135,10 @@ struct actrack_karena {
 	struct work_struct work;
 	bool work_queued;
 
-	struct mutex lock;		/* the deaths ring */
+	/* The deaths ring: arenas.c's alone (actrack_karena_store_death(),
+	 * actrack_karena_walk_deaths()).
+	 */
+	struct mutex ring_lock;
 	struct actrack_report **ring;	/* actrack_deaths_kept slots */
 	u32 ring_head;			/* next slot to fill */
 	u32 ring_count;
@@ -360,8 +364,10 @@ struct actrack_counts {
 void actrack_karena_add_counters(struct actrack_karena *ka,
 				 struct actrack_counts *c);
 void actrack_karena_sum_counters(struct actrack_counts *c);
-struct actrack_report *actrack_karena_ring_nth(struct actrack_karena *ka,
-					       u32 i);
+int actrack_karena_walk_deaths(struct actrack_karena *ka,
+			       int (*fn)(const struct actrack_report *d,
+					 void *arg),
+			       void *arg);
 
 static inline void actrack_karena_get(struct actrack_karena *ka)
 {
@@ -395,18 +401,18 @@ void actrack_proc_exec_done(struct actrack_kproc *p);
 
 bool actrack_proc_group_ending(struct actrack_kproc *p);
 struct actrack_kproc *actrack_proc_find_attached(const void *key);
-int actrack_procs_attached(void);
+int actrack_procs_hashed(void);
 
 /* capture.c */
 u64 actrack_capture_new_id(void);
-void actrack_capture_pool_get(struct actrack_karena *ka);
+void actrack_capture_pool_ensure(struct actrack_karena *ka);
 void actrack_capture_pool_free(struct actrack_karena *ka);
 struct kernel_siginfo;
 struct k_sigaction;
 struct signal_struct;
 struct task_struct;
 void actrack_capture_probe(void *data, int sig, struct kernel_siginfo *info,
-			   struct k_sigaction *ka);
+			   struct k_sigaction *act);
 struct actrack_report_stacks *actrack_capture_take(struct actrack_kproc *p,
 						  u32 *flags);
 void actrack_capture_drop(struct actrack_kproc *p);
@@ -415,7 +421,7 @@ int actrack_capture_policy(struct actrack_karena *ka,
 			   const struct actrack_stacks *st);
 int actrack_yama_scope(void);
 bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
-			     const struct k_sigaction *ka);
+			     const struct k_sigaction *act);
 bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
 			     int scope, const struct actrack_stack_reader *r);
 

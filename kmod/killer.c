@@ -80,7 +80,7 @@ void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
 	struct sighand_struct *sighand;
 	struct actrack_kproc *p;
 
-	if (likely(!actrack_procs_attached()))
+	if (likely(!actrack_procs_hashed()))
 		return;
 	if (result != TRACE_SIGNAL_DELIVERED &&
 	    result != TRACE_SIGNAL_LOSE_INFO)

@@ -878,46 +878,43 @@ static int actrack_nl_deaths_done(struct netlink_callback *cb)
 	return 0;
 }
 
-/* Return: 0 when the arena is done, -EMSGSIZE when the skb is full. */
-static int actrack_dump_ring(struct sk_buff *skb, struct netlink_callback *cb,
-			     struct actrack_karena *ka,
-			     const struct actrack_stack_reader *r, int scope)
+/* One GET_DEATHS dump step: the skb being filled, and for whom. */
+struct actrack_dump {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+	const struct actrack_stack_reader *r;
+	int scope;
+};
+
+/* Return: 0 for the next death, -EMSGSIZE when the skb is full. */
+static int actrack_dump_death(const struct actrack_report *d, void *arg)
 {
-	struct user_namespace *ns = r->user_ns;
+	struct actrack_dump *dump = arg;
+	struct sk_buff *skb = dump->skb;
+	struct netlink_callback *cb = dump->cb;
 	struct pid_namespace *pid_ns = (void *)cb->args[ACTRACK_CB_PIDNS];
-	u32 i, pid;
-	int ret = 0;
+	u32 pid;
 
-	mutex_lock(&ka->lock);
-	for (i = 0; i < ka->ring_count; i++) {
-		struct actrack_report *d;
-
-		d = actrack_karena_ring_nth(ka, i);
-		if (d->seq <= (u64)cb->args[ACTRACK_CB_SEQ])
-			continue;
-		pid = pid_nr_ns(d->tgid, pid_ns);
-		if (!pid) {
-			cb->args[ACTRACK_CB_SEQ] = d->seq;
-			continue;	/* not in the reader's pid namespace */
-		}
-		/* Alone in a fresh skb a report may be cut; else retry it in
-		 * the next skb.
-		 */
-		if (actrack_put_death(skb, d, pid,
-				      actrack_killer_pid(d, pid_ns), ns,
-				      NETLINK_CB(cb->skb).portid,
-				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				      skb->len == 0, !d->stacks ||
-				      actrack_stacks_may_read(d->stacks, scope,
-							      r)) &&
-		    skb->len) {
-			ret = -EMSGSIZE;
-			break;
-		}
+	if (d->seq <= (u64)cb->args[ACTRACK_CB_SEQ])
+		return 0;
+	pid = pid_nr_ns(d->tgid, pid_ns);
+	if (!pid) {
 		cb->args[ACTRACK_CB_SEQ] = d->seq;
+		return 0;	/* not in the reader's pid namespace */
 	}
-	mutex_unlock(&ka->lock);
-	return ret;
+	/* Alone in a fresh skb a report may be cut; else retry it in the
+	 * next skb.
+	 */
+	if (actrack_put_death(skb, d, pid, actrack_killer_pid(d, pid_ns),
+			      dump->r->user_ns, NETLINK_CB(cb->skb).portid,
+			      cb->nlh->nlmsg_seq, NLM_F_MULTI, skb->len == 0,
+			      !d->stacks ||
+			      actrack_stacks_may_read(d->stacks, dump->scope,
+						      dump->r)) &&
+	    skb->len)
+		return -EMSGSIZE;
+	cb->args[ACTRACK_CB_SEQ] = d->seq;
+	return 0;
 }
 
 static int actrack_nl_deaths_dump(struct sk_buff *skb,
@@ -931,7 +928,9 @@ static int actrack_nl_deaths_dump(struct sk_buff *skb,
 		.tgid = task_tgid(current), .user_ns = ns, .euid = uid,
 		.ptrace = cb->args[ACTRACK_CB_ALL] & ACTRACK_CB_PTRACE,
 	};
-	int scope = actrack_yama_scope();
+	struct actrack_dump dump = {
+		.skb = skb, .cb = cb, .r = &r, .scope = actrack_yama_scope(),
+	};
 	struct actrack_karena *ka;
 	int err = 0;
 
@@ -943,7 +942,8 @@ static int actrack_nl_deaths_dump(struct sk_buff *skb,
 			cb->args[ACTRACK_CB_SEQ] = 0;
 		}
 		if (actrack_may_see(uid, ns, all, ka->uid))
-			err = actrack_dump_ring(skb, cb, ka, &r, scope);
+			err = actrack_karena_walk_deaths(ka, actrack_dump_death,
+							 &dump);
 		actrack_karena_put(ka);
 		if (err)
 			break;
