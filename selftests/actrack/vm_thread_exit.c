@@ -133,6 +133,25 @@ static void stats(struct actrack_kstats *st)
 	actrack_monitor_close(mon);
 }
 
+/*
+ * The counters once records_freed has grown by @n from @before, or at the
+ * deadline.  The work frees a batch's blocks one by one and counts them
+ * after the batch: a reader that saw the blocks gone may still read the
+ * old count, so wait for it; the callers assert the exact value.
+ */
+static void stats_after_freeing(const struct actrack_kstats *before, int n,
+				struct actrack_kstats *after)
+{
+	uint64_t t0 = vm_mono_ns();
+
+	do {
+		stats(after);
+		if (after->records_freed >= before->records_freed + n)
+			return;
+		usleep(1000);
+	} while (vm_mono_ns() - t0 < FREE_WAIT_NS);
+}
+
 /* A thread that pushes, annotates, says its tid, waits, and SYS_exits. */
 struct worker {
 	pthread_t th;
@@ -296,7 +315,7 @@ TEST_F_TIMEOUT(uid, raw_exit_frees_thread_without_walk, 120)
 	close(go[1]);
 	EXPECT_TRUE(wait_freed(&m, refs, types, 2));
 	loop_undo(&l);
-	stats(&after);
+	stats_after_freeing(&before, 2, &after);
 	TH_LOG("records freed %llu -> %llu, corruption %llu -> %llu",
 	       (unsigned long long)before.records_freed,
 	       (unsigned long long)after.records_freed,
@@ -339,7 +358,7 @@ TEST_F_TIMEOUT(uid, many_threads_at_once_without_walk, 180)
 	close(go[1]);	/* all of them at once */
 	EXPECT_TRUE(wait_freed(&m, refs, types, 2 * MANY));
 	loop_undo(&l);
-	stats(&after);
+	stats_after_freeing(&before, 2 * MANY, &after);
 	EXPECT_EQ(before.records_freed + 2 * MANY, after.records_freed);
 	EXPECT_EQ(before.corruption, after.corruption);
 	EXPECT_NE(0, find_ref(&m, gettid(), ACTRACK_TYPE_THREAD));
@@ -441,7 +460,7 @@ TEST_F_TIMEOUT(uid, lying_registration_frees_nothing_of_others, 120)
 	 * slot 0, with it (checked before the sentinel may reuse them)... */
 	EXPECT_TRUE(wait_freed(&m, own, types, 2));
 	ASSERT_TRUE(sentinel_done(_metadata, &m));
-	stats(&after);
+	stats_after_freeing(&before, 4, &after);
 	/* ... and nothing it named besides. */
 	EXPECT_EQ(main_tracker, find_ref(&m, gettid(), ACTRACK_TYPE_THREAD));
 	EXPECT_EQ(main_data, find_ref(&m, gettid(), ACTRACK_TYPE_USER_DATA));
