@@ -52,18 +52,21 @@ CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE \
 # fstat() must not fail with EOVERFLOW on a large file it then refuses.
 CFLAGS   += -D_FILE_OFFSET_BITS=64
 # Each object and binary writes its header dependencies next to itself
-# (foo.o: foo.d, a test binary: name.d); they are included at the end.
+# (foo.o: foo.d, a binary: name.d); they are included at the end.
 CFLAGS   += -MMD -MP
+# The sanitizers: for everything built here and for the tests (USERCFLAGS
+# of selftests/actrack/Makefile).
 ifeq ($(SANITIZE),1)
-CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all \
-	    -fno-omit-frame-pointer
-LDFLAGS  += -fsanitize=address,undefined
+SAN_CFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	       -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 ifeq ($(TSAN),1)
-CFLAGS   += -fsanitize=thread -fno-omit-frame-pointer \
-	    -DACTRACK_TEST_TIMEOUT_DEFAULT=900
-LDFLAGS  += -fsanitize=thread
+SAN_CFLAGS  := -fsanitize=thread -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=thread
 endif
+CFLAGS   += $(SAN_CFLAGS)
+LDFLAGS  += $(SAN_LDFLAGS)
 LIBS     := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl) -lpthread
 CLI_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
 # The journal (actrack monitor --journal, actrack deaths): libsystemd.
@@ -76,16 +79,6 @@ CLI_SRCS := $(sort $(wildcard cli/*.c))
 # (cli/man2help.awk): each page is written once.
 MAN_PAGES := $(sort $(wildcard man/*.1))
 CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(CLI_SRCS)) $(O)/cli/help.o
-TEST_SRCS := $(sort $(wildcard selftests/actrack/*.c))
-TESTS    := $(patsubst selftests/actrack/%.c,$(O)/selftests/%,$(TEST_SRCS))
-# Tests a build leaves out (the -m32 one: cli_render links the CLI's own
-# objects, whose libdw and libsystemd have no 32-bit build here).
-TESTS    := $(filter-out $(addprefix $(O)/selftests/,$(TESTS_EXCLUDE)),$(TESTS))
-# Unmodified programs the tests run under `actrack run`: built without
-# actrack, beside the tests in progs/.
-TEST_PROG_SRCS := $(sort $(wildcard selftests/actrack/progs/*.c))
-TEST_PROGS := $(patsubst selftests/actrack/progs/%.c,$(O)/selftests/progs/%,\
-		$(TEST_PROG_SRCS))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCHES  := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
 EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
@@ -94,7 +87,7 @@ EXAMPLES := $(patsubst examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
 # Per-directory include paths, as liburing's: the private headers (arena/,
 # lib/) are for the library and for the tests of its internals; the CLI,
 # examples and benchmarks see only what `make install` installs.
-$(LIB_OBJS) $(TESTS): CFLAGS += -Iarena -Ilib
+$(LIB_OBJS): CFLAGS += -Iarena -Ilib
 
 LIBA     := $(O)/libactrack.a
 LIBSO    := $(O)/libactrack.so.2
@@ -119,7 +112,14 @@ all: lib cli examples tests benches
 
 lib: $(LIBA) $(LIBSO) $(PRELOAD)
 cli: $(O)/actrack
-tests: $(TESTS) $(TEST_PROGS) $(O)/header-std.stamp
+# The tests are selftests/actrack/Makefile's (the one place that knows
+# how to build one), against this build's library and CLI objects, into
+# $(O)/selftests.
+tests: $(LIBA) $(LIBSO) $(CLI_OBJS) $(O)/header-std.stamp
+	$(MAKE) -C selftests/actrack ACTRACK_O=$(abspath $(O)) \
+		ACTRACK_SRC=$(CURDIR) KSELFTEST=$(abspath $(KSELFTEST)) \
+		CC='$(CC)' USERCFLAGS='-Werror $(SAN_CFLAGS)' \
+		USERLDFLAGS='$(SAN_LDFLAGS)'
 benches: $(BENCHES)
 examples: $(EXAMPLES)
 
@@ -173,28 +173,6 @@ $(O)/cli/cmd_run.o: CFLAGS += -DACTRACK_LIBDIR='"$(LIBDIR)"'
 $(O)/actrack: $(CLI_OBJS) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LIBS) $(CLI_LIBS)
 
-# The kselftest harness trips -Wsign-compare, -Wformat-nonliteral, -Wempty-body
-# and -Wmisleading-indentation in its own macros: relaxed for tests only.
-# It is an -isystem header, which -MMD leaves out: named here.
-$(O)/selftests/%: selftests/actrack/%.c $(LIBA) $(KSELFTEST)/kselftest_harness.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -isystem $(KSELFTEST) \
-		-Wno-missing-prototypes -Wno-shadow \
-		-Wno-misleading-indentation -Wno-sign-compare \
-		-Wno-format-nonliteral -Wno-empty-body \
-		$(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
-
-$(O)/selftests/progs/%: selftests/actrack/progs/%.c
-	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -pthread
-
-# The one that links the shared library itself (run_preload: the preload
-# stays out of its way), found beside the build's library.
-$(O)/selftests/progs/run_linked: selftests/actrack/progs/run_linked.c $(LIBSO)
-	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -Wall -Wextra -Werror -Iinclude -Iinclude/uapi -o $@ $< \
-		$(LDFLAGS) $(LIBSO) -Wl,-rpath,'$$ORIGIN/../..' -pthread
-
 # actrack.h compiles for strict C99 and C11 includers (no _GNU_SOURCE).
 HEADER_USE := '\#include <actrack.h>\nint main(void) { unsigned t = actrack_push_task(1); actrack_pop(t); return !actrack_version(); }\n'
 $(O)/header-std.stamp: include/actrack.h include/uapi/linux/actrack.h
@@ -203,33 +181,6 @@ $(O)/header-std.stamp: include/actrack.h include/uapi/linux/actrack.h
 		$(CC) -std=$$std -Wall -Wextra -Werror -Iinclude -Iinclude/uapi \
 		-fsyntax-only -x c - || exit 1; done
 	@touch $@
-
-# The liburcu fork tests are clients of one urcu flavour each.
-$(O)/selftests/lib_urcu_memb_fork: LIBS += $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
-$(O)/selftests/lib_urcu_qsbr_fork: LIBS += $(shell pkg-config --libs liburcu-qsbr 2>/dev/null || echo -lurcu-qsbr -lurcu-common)
-$(O)/selftests/lib_urcu_bp_fork: LIBS += $(shell pkg-config --libs liburcu-bp 2>/dev/null || echo -lurcu-bp -lurcu-common)
-
-# cli_json, cli_stacks and cli_render embed the schema (.incbin).
-$(O)/selftests/cli_json $(O)/selftests/cli_stacks: docs/json-schema.json
-
-# cli_render drives the CLI's renderer directly: every CLI object but main.
-CLI_RENDER_OBJS := $(filter-out $(O)/cli/main.o,$(CLI_OBJS))
-$(O)/selftests/cli_render: docs/json-schema.json $(CLI_RENDER_OBJS)
-$(O)/selftests/cli_render: private CFLAGS += -Icli
-$(O)/selftests/cli_render: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
-	$(LIBS) $(CLI_LIBS)
-# cli_minidump drives the CLI's minidump writer the same way.
-$(O)/selftests/cli_minidump: $(CLI_RENDER_OBJS)
-$(O)/selftests/cli_minidump: private CFLAGS += -Icli
-$(O)/selftests/cli_minidump: private LIBS := $(CLI_RENDER_OBJS) $(LIBA) \
-	$(LIBS) $(CLI_LIBS)
-
-# cli_stacks unwinds its own deadlocked writer threads: code built the way
-# distributions build it, -O2 without frame pointers, so that only DWARF
-# CFI unwinds it (appended, after SANITIZE/TSAN's -fno-omit-frame-pointer;
-# private: not for the library built as its prerequisite).
-$(O)/selftests/cli_stacks: private CFLAGS += -O2 -fomit-frame-pointer
-$(O)/selftests/vm_backtrace: private CFLAGS += -O2 -fomit-frame-pointer
 
 $(O)/bench/%: bench/%.c bench/bench.h $(LIBA)
 	@mkdir -p $(dir $@)
@@ -275,9 +226,6 @@ $(O)/bench/lttng_ust: bench/lttng/lttng_ust.c bench/lttng/tp.h bench/bench.h \
 $(O)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
-
-$(KSELFTEST)/kselftest_harness.h:
-	@echo "missing $@: run scripts/setup first" >&2; exit 1
 
 setup:
 	scripts/setup
@@ -531,4 +479,4 @@ clean:
 # Header dependencies from -MMD (CFLAGS); none before the first build.
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PRELOAD_OBJ:.o=.d) \
 	$(PRELOAD_LIB_OBJS:.o=.d) \
-	$(addsuffix .d,$(TESTS) $(BENCHES) $(EXAMPLES) $(FUZZ_O)/gen_corpus)
+	$(addsuffix .d,$(BENCHES) $(EXAMPLES) $(FUZZ_O)/gen_corpus)

@@ -3,47 +3,22 @@
  * The tests' reader of a minidump's directory (cli/minidump.c writes it):
  * the header, then one (type, size, offset) entry per stream.  Checks
  * every bound, so that a test of a broken file fails instead of reading
- * past it.
+ * past it.  Compiled once, in helpers/minidump_read.c.
  */
 #ifndef ACTRACK_TEST_MINIDUMP_READ_H
 #define ACTRACK_TEST_MINIDUMP_READ_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
-static inline uint32_t md_u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
+/* The little-endian 32-bit word at @p. */
+uint32_t md_u32(const uint8_t *p);
 
 /* Stream @type of the @len-byte file @buf: its offset and size, which
  * lie inside the file.  False if the file is no minidump, or has no such
  * stream. */
-static inline bool md_stream(const uint8_t *buf, size_t len, uint32_t type,
-			     uint32_t *rva, uint32_t *size)
-{
-	uint32_t nr, dir;
-
-	if (len < 32 || memcmp(buf, "MDMP", 4))
-		return false;
-	nr = md_u32(buf + 8);
-	dir = md_u32(buf + 12);
-	if (dir > len || nr > (len - dir) / 12)
-		return false;
-	for (uint32_t i = 0; i < nr; i++) {
-		const uint8_t *e = buf + dir + 12 * i;
-
-		if (md_u32(e) != type)
-			continue;
-		*size = md_u32(e + 4);
-		*rva = md_u32(e + 8);
-		return *rva <= len && *size <= len - *rva;
-	}
-	return false;
-}
+bool md_stream(const uint8_t *buf, size_t len, uint32_t type, uint32_t *rva,
+	       uint32_t *size);
 
 #endif /* ACTRACK_TEST_MINIDUMP_READ_H */

@@ -3,7 +3,7 @@
  * What the tests that run real programs share: the unmodified programs
  * built beside the tests (build/selftests/progs/NAME, without actrack),
  * a loopback port for a server, and a started job (`actrack run`, its
- * stdin and stdout pipes).
+ * stdin and stdout pipes).  Compiled once, in helpers/progs_util.c.
  */
 #ifndef ACTRACK_PROGS_UTIL_H
 #define ACTRACK_PROGS_UTIL_H
@@ -24,68 +24,20 @@
  * progs/@name beside this test binary into @buf.
  * Return: NULL, or why it cannot be used (for a SKIP).
  */
-static inline const char *progs_path(char *buf, size_t len, const char *name)
-{
-	char *slash;
-	ssize_t n;
-
-	n = readlink("/proc/self/exe", buf, len);
-	if (n <= 0 || (size_t)n >= len)
-		return "no /proc/self/exe";
-	buf[n] = 0;
-	slash = strrchr(buf, '/');
-	if (!slash || snprintf(slash, len - (size_t)(slash - buf),
-			       "/progs/%s", name) >=
-	    (int)(len - (size_t)(slash - buf)))
-		return "path too long";
-	if (access(buf, X_OK))
-		return "the program is not built beside the test (progs/)";
-	return NULL;
-}
+const char *progs_path(char *buf, size_t len, const char *name);
 
 /* A loopback port nothing listens on now (the kernel's pick for a bind
  * to 0), or -1. */
-static inline int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int s, port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	if (!bind(s, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(s, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	close(s);
-	return port;
-}
+int free_port(void);
 
 /*
  * Why `actrack run -- @prog...` is refused here (the CLI's exit 126 and
  * its message: a statically linked busybox /bin/sh in the VM, no preload
  * library beside the CLI in the kselftest layout), or NULL.  The CLI is
  * asked, so that its rules stay the only ones; the probe runs on an arena
- * that cannot exist, so it writes nothing anywhere.  Needs run_cli()
- * (snapshot_helpers.h).
+ * that cannot exist, so it writes nothing anywhere.
  */
-static inline const char *run_refused(const char *prog, const char *arg)
-{
-	char *argv[] = { "actrack", "run", "--", (char *)prog, (char *)arg,
-			 arg ? "true" : NULL, NULL };
-	static char why[256];
-	struct run r;
-
-	why[0] = 0;
-	if (run_cli(&r, "ACTRACK_ARENA=/nonexistent/actrack-probe", argv))
-		return "cannot run the CLI";
-	if (r.status == 126)
-		snprintf(why, sizeof(why), "%.*s", (int)strcspn(r.err, "\n"),
-			 r.err);
-	run_free(&r);
-	return why[0] ? why : NULL;
-}
+const char *run_refused(const char *prog, const char *arg);
 
 /* A started program: its pid, our ends of its stdin and stdout. */
 struct job {
@@ -100,36 +52,8 @@ struct job {
  * stderr a pipe (or both the file @out_file); with @arena not NULL, that
  * is its $ACTRACK_ARENA.  Return: 0 or -1.
  */
-static inline int job_start(struct job *j, char *const argv[],
-			    const char *arena, const char *out_file)
-{
-	int pin[2], pout[2];
-
-	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC))
-		return -1;
-	j->pid = fork();
-	if (j->pid < 0)
-		return -1;
-	if (!j->pid) {
-		int fd = out_file ? open(out_file, O_WRONLY | O_CREAT |
-					 O_TRUNC, 0644) : pout[1];
-
-		dup2(pin[0], 0);
-		dup2(fd, 1);
-		if (out_file)
-			dup2(fd, 2);
-		setpgid(0, 0);
-		if (arena)
-			setenv(ACTRACK_ENV_ARENA, arena, 1);
-		execv(cli_path(), argv);
-		_exit(127);
-	}
-	close(pin[0]);
-	close(pout[1]);
-	j->in = pin[1];
-	j->out = pout[0];
-	return 0;
-}
+int job_start(struct job *j, char *const argv[], const char *arena,
+	      const char *out_file);
 
 /*
  * job_read_until() - read @j's stdout until a whole line that starts with
@@ -137,49 +61,15 @@ static inline int job_start(struct job *j, char *const argv[],
  * program's output from its start).  Return: it came (false: EOF, or
  * @len filled).
  */
-static inline bool job_read_until(struct job *j, const char *prefix,
-				  char *buf, size_t len)
-{
-	size_t n = 0, k = strlen(prefix);
-
-	buf[0] = 0;
-	while (n + 1 < len) {
-		ssize_t r = read(j->out, buf + n, len - n - 1);
-
-		if (r <= 0)
-			return false;
-		n += (size_t)r;
-		buf[n] = 0;
-		for (const char *l = buf; l; l = strchr(l, '\n')) {
-			if (*l == '\n')
-				l++;
-			if (!strncmp(l, prefix, k) && strchr(l + k, '\n'))
-				return true;
-		}
-	}
-	return false;
-}
+bool job_read_until(struct job *j, const char *prefix, char *buf,
+		    size_t len);
 
 /* job_finish() - close our pipe ends and reap @j.  Return: its exit
  * status, 128 + the signal that killed it, or -1. */
-static inline int job_finish(struct job *j)
-{
-	int st;
-
-	close(j->in);
-	close(j->out);
-	if (waitpid(j->pid, &st, 0) != j->pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+int job_finish(struct job *j);
 
 /* job_kill() - SIGKILL @j's process group and @j, and reap it (a zombie
  * would still look like a running process). */
-static inline void job_kill(struct job *j)
-{
-	kill(-j->pid, SIGKILL);
-	kill(j->pid, SIGKILL);
-	job_finish(j);
-}
+void job_kill(struct job *j);
 
 #endif /* ACTRACK_PROGS_UTIL_H */
