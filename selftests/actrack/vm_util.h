@@ -456,9 +456,10 @@ static VM_UNUSED void vm_deaths_free(struct vm_deaths *ds)
 }
 
 /*
- * What the tests that kill many processes of many uids and count their
- * reports share: one subscription for every uid and the deaths it
- * collects (large: on the heap).
+ * A subscription to death reports and the deaths it collects (large: on
+ * the heap): the fixture of the tests that watch their own processes
+ * die (vm_watch_mine()), and of those that kill many processes of many
+ * uids and count their reports (vm_watch_open()).
  */
 struct vm_watch {
 	struct actrack_monitor *m;
@@ -477,20 +478,34 @@ static VM_UNUSED void vm_watch_close(struct vm_watch *w)
 	w->ds = NULL;
 }
 
-/* Return: 0, or -errno with nothing left open. */
-static VM_UNUSED int vm_watch_open(struct vm_watch *w)
+/* @flags: actrack_monitor_open()'s.  Return: 0, or -errno with nothing
+ * left open. */
+static VM_UNUSED int vm_watch_open_flags(struct vm_watch *w, uint32_t flags)
 {
 	int ret;
 
+	w->m = NULL;
 	w->ds = calloc(1, sizeof(*w->ds));
 	if (!w->ds)
 		return -ENOMEM;
-	ret = actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &w->m);
+	ret = actrack_monitor_open(flags, &w->m);
 	if (ret) {
 		w->m = NULL;
 		vm_watch_close(w);
 	}
 	return ret;
+}
+
+/* Every uid's reports. */
+static VM_UNUSED int vm_watch_open(struct vm_watch *w)
+{
+	return vm_watch_open_flags(w, ACTRACK_MONITOR_ALL_UIDS);
+}
+
+/* The reports of our own uid's processes. */
+static VM_UNUSED int vm_watch_mine(struct vm_watch *w)
+{
+	return vm_watch_open_flags(w, 0);
 }
 
 static VM_UNUSED struct actrack_death *vm_find_death(struct vm_deaths *ds,
