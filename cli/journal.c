@@ -118,7 +118,7 @@ static void comm_of(const struct actrack_death *d, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-#define NR_FIELDS	24
+#define NR_FIELDS	32
 
 /* "NAME=value" into @iov[*@n] (the journal takes any bytes after '='). */
 static int field(struct iovec *iov, int *n, char **owned, const char *fmt, ...)
@@ -219,6 +219,12 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 			    d->killer.comm) ?:
 		      field(iov, &n, owned, "ACTRACK_KILLER_UID=%u",
 			    d->killer.uid);
+	/* As the monitor's cgroup namespace shows it; the unit for
+	 * journalctl -u (as _SYSTEMD_UNIT is matched). */
+	if (!ret && d->cgroup[0])
+		ret = field(iov, &n, owned, "ACTRACK_CGROUP=%s", d->cgroup);
+	if (!ret && d->unit[0])
+		ret = field(iov, &n, owned, "ACTRACK_UNIT=%s", d->unit);
 	if (ret)
 		goto out;
 	ret = sd_journal_sendv(iov, n);

@@ -478,6 +478,21 @@ static void death_killer_text(FILE *f, const struct actrack_death *d)
 	fputc('\n', f);
 }
 
+/* "  cgroup /system.slice/db.service (unit db.service)" */
+static void death_cgroup_text(FILE *f, const struct actrack_death *d)
+{
+	if (!d->cgroup[0])
+		return;
+	fputs("  cgroup ", f);
+	cli_print_escaped(f, d->cgroup, sizeof(d->cgroup));
+	if (d->unit[0]) {
+		fputs(" (unit ", f);
+		cli_print_escaped(f, d->unit, sizeof(d->unit));
+		fputc(')', f);
+	}
+	fputc('\n', f);
+}
+
 /* The headline, when and whose, and warnings of a death report. */
 static void death_head_text(FILE *f, const struct actrack_death *d,
 			    const char *source)
@@ -502,6 +517,7 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 		fprintf(f, " (%u)", p->phase);
 	fputc('\n', f);
 	death_killer_text(f, d);
+	death_cgroup_text(f, d);
 
 	format_time(d->exit_time_ns, false, when, sizeof(when));
 	fprintf(f, "  uid %u, start tick %" PRIu64 ", died %s", d->uid,
@@ -600,6 +616,10 @@ static void death_head_json(struct json *j, const struct actrack_death *d,
 	json_kv_bool(j, "stacks_unsupported",
 		     d->flags & ACTRACK_DEATH_STACKS_UNSUPPORTED);
 	death_killer_json(j, d);
+	if (d->cgroup[0])
+		json_kv_string(j, "cgroup", d->cgroup, sizeof(d->cgroup));
+	if (d->unit[0])
+		json_kv_string(j, "unit", d->unit, sizeof(d->unit));
 }
 
 /* A death report: the exit fields, then its process by the renderers

@@ -760,6 +760,9 @@ struct actrack_death_stack {
 	uint8_t *bytes;			/* memory [sp, sp + size) */
 };
 
+/* The longest systemd unit name, with its NUL (systemd's UNIT_NAME_MAX). */
+#define ACTRACK_UNIT_MAX	256
+
 /*
  * Who sent the signal the process died of (ABI 1.6, actrack.ko only; see
  * "The sender of the fatal signal" in <linux/actrack.h>).  @kind is
@@ -804,6 +807,13 @@ struct actrack_death {
 	 * older than ABI 1.6, or a signal whose sender is not known) */
 	bool has_killer;
 	struct actrack_death_killer killer;
+	/* Where it lived (ABI 1.7, actrack.ko only): its cgroup v2 path as
+	 * it died, as the reader's cgroup namespace shows it (the "0::"
+	 * line of /proc/PID/cgroup; "" when not known), and the systemd
+	 * unit that path names (its last ".service" or ".scope" component;
+	 * "" when none). */
+	char cgroup[ACTRACK_CGROUP_MAX];
+	char unit[ACTRACK_UNIT_MAX];
 };
 
 struct actrack_monitor;

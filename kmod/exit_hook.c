@@ -137,6 +137,7 @@ void actrack_proc_put(struct actrack_kproc *p)
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
 	actrack_killer_drop(p);
+	actrack_cgroup_put(&p->cgroup);
 	/* A probe may still be looking at it under RCU. */
 	kfree_rcu(p, rcu);
 }
@@ -371,6 +372,7 @@ static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 		if (actrack_proc_end_locked(p, ACTRACK_PROC_DEAD)) {
 			p->wait_status = actrack_wait_status(task);
 			p->exit_time_ns = ktime_get_ns();
+			actrack_cgroup_capture(p);
 			actrack_cleanup_queue_locked(p, true);
 			actrack_proc_unhash_locked(p);
 			/* The queue holds it now: never the last reference. */

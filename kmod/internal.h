@@ -254,6 +254,7 @@ struct actrack_report {
 	u8 *data;			/* arena bytes, unparsed */
 	struct actrack_report_stacks *stacks;	/* own allocation, or NULL */
 	struct actrack_killer killer;	/* kind 0: not known */
+	struct cgroup *cgroup;		/* referenced, or NULL (cgroup.c) */
 };
 
 /*
@@ -327,6 +328,7 @@ struct actrack_kproc {
 	atomic_t killer_state;
 	struct actrack_killer killer;
 	/* written by the probe that ends it, read by the work after */
+	struct cgroup *cgroup;		/* referenced, or NULL (cgroup.c) */
 	u32 wait_status;
 	u64 exit_time_ns;
 	u32 cmdline_len;
@@ -418,6 +420,14 @@ bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
 			     const struct k_sigaction *ka);
 bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
 			     int scope, const struct actrack_stack_reader *r);
+
+/* cgroup.c */
+struct cgroup_namespace;
+void actrack_cgroup_capture(struct actrack_kproc *p);
+void actrack_cgroup_take(struct actrack_kproc *p, struct actrack_report *d);
+void actrack_cgroup_put(struct cgroup **cgrp);
+int actrack_cgroup_path(const struct actrack_report *d,
+			struct cgroup_namespace *ns, char *buf, size_t len);
 
 /* killer.c */
 void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,

@@ -466,6 +466,10 @@ static const struct rp_policy death_policy[ACTRACK_A_MAX + 1] = {
 					  ACTRACK_KL_MAX,
 					  RP_BIT(ACTRACK_KL_KIND) |
 					  RP_BIT(ACTRACK_KL_SIGNAL)),
+	[ACTRACK_A_CGROUP]	= { .store = RP_STRING,
+				    .mnl = MNL_TYPE_NUL_STRING,
+				    .off = offsetof(D_, cgroup),
+				    .size = sizeof(((D_ *)0)->cgroup) },
 	/* STATS, ALL_UIDS, PID_NS: not part of a report we keep. */
 };
 #undef C_
@@ -540,6 +544,7 @@ static int death_pass(struct death_ctx *c, const void *attrs, size_t alen)
 		return -EBADMSG;
 	ret = death_status(c);
 	c->d->has_killer = HAS(c, ACTRACK_A_KILLER);
+	__actrack_cgroup_unit(c->d->cgroup, c->d->unit, sizeof(c->d->unit));
 	/* A sender of another signal than the fatal one is none. */
 	if (!ret && c->d->has_killer && c->d->killer.signal != c->d->signal)
 		return -EBADMSG;

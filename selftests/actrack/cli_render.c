@@ -255,6 +255,45 @@ TEST_F(shape, death_killer_line)
 	}
 }
 
+/* Where it lived: one line after the killer's, the unit when known. */
+TEST_F(shape, death_cgroup_line)
+{
+	static const struct {
+		const char *cgroup, *unit, *line;
+	} cases[] = {
+		{ "/system.slice/db.service", "db.service",
+		  "  cgroup /system.slice/db.service (unit db.service)\n" },
+		{ "/../outside/x", "", "  cgroup /../outside/x\n" },
+	};
+	const char *line;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(self->f.d.cgroup, sizeof(self->f.d.cgroup), "%s",
+			 cases[i].cgroup);
+		snprintf(self->f.d.unit, sizeof(self->f.d.unit), "%s",
+			 cases[i].unit);
+		rewind(self->out);
+		ASSERT_EQ(0, render_death_text(self->out, self->sym,
+					       &self->f.d, "live"));
+		ASSERT_EQ(0, fflush(self->out));
+		line = strchr(self->text, '\n');
+		ASSERT_NE(NULL, line);
+		EXPECT_EQ(0, strncmp(line + 1, cases[i].line,
+				     strlen(cases[i].line)))
+			TH_LOG("case %zu: %s", i, self->text);
+	}
+	/* None: no line (the next is the uid line). */
+	self->f.d.cgroup[0] = '\0';
+	self->f.d.unit[0] = '\0';
+	rewind(self->out);
+	ASSERT_EQ(0, render_death_text(self->out, self->sym, &self->f.d,
+				       "live"));
+	ASSERT_EQ(0, fflush(self->out));
+	line = strchr(self->text, '\n');
+	ASSERT_NE(NULL, line);
+	EXPECT_EQ(0, strncmp(line + 1, "  uid ", 6)) TH_LOG("%s", self->text);
+}
+
 /*
  * One renderer: the process of the report, given to the renderer as a
  * snapshot process (what dump has), comes out line for line as the body
@@ -361,6 +400,10 @@ TEST_F(shape, death_json_validates)
 	self->f.d.killer = (struct actrack_death_killer){
 		ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0, "grim-reaper",
 	};
+	/* And where it lived. */
+	snprintf(self->f.d.cgroup, sizeof(self->f.d.cgroup),
+		 "/system.slice/db.service");
+	snprintf(self->f.d.unit, sizeof(self->f.d.unit), "db.service");
 	EXPECT_EQ(0, render_death_json(&j, self->sym, &self->f.d, "recent"));
 	EXPECT_EQ(0, json_finish(&j));
 	fclose(f);

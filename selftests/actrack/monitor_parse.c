@@ -249,6 +249,58 @@ TEST(killer)
 	free(buf);
 }
 
+/*
+ * ACTRACK_A_CGROUP (ABI 1.7): the path as sent, and the systemd unit the
+ * library derives from it (the last .service or .scope component,
+ * unescaped); without it (an older module) both are "".  One that is not
+ * a string is malformed.
+ */
+TEST(cgroup)
+{
+	static const struct {
+		const char *path, *unit;
+	} cases[] = {
+		{ "/system.slice/db.service", "db.service" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+		  "app-gnome-term-4242.scope", "app-gnome-term-4242.scope" },
+		{ "/system.slice/db.service/worker", "db.service" },
+		{ "/../../system.slice/cron.service", "cron.service" },
+		{ "/machine.slice/_cpu.service", "cpu.service" },
+		{ "/system.slice", "" },
+		{ "/a/.service/.scope", "" },
+		{ "/", "" },
+		{ "/x.services/y.scoped", "" },
+	};
+	struct actrack_death d;
+	char *buf;
+	struct nlmsghdr *nlh;
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_STREQ("", d.cgroup);
+	EXPECT_STREQ("", d.unit);
+	__actrack_free_death(&d);
+	free(buf);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf = new_msg(ACTRACK_CMD_DEATH);
+		nlh = valid_msg(buf, 0);
+		mnl_attr_put_strz(nlh, ACTRACK_A_CGROUP, cases[i].path);
+		ASSERT_EQ(0, parse(nlh, &d));
+		EXPECT_STREQ(cases[i].path, d.cgroup);
+		EXPECT_STREQ(cases[i].unit, d.unit) TH_LOG("%s", cases[i].path);
+		__actrack_free_death(&d);
+		free(buf);
+	}
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	mnl_attr_put(nlh, ACTRACK_A_CGROUP, 4, "/abc");	/* no NUL */
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
+	free(buf);
+}
+
 /* Build a valid report, then let @mutate break it; it must be refused. */
 typedef void (*mutate_fn)(struct nlmsghdr *nlh);
 

@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	6
+#define ACTRACK_ABI_MINOR	7
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -608,9 +608,18 @@ enum actrack_genl_attr {
 	ACTRACK_A_KILLER,		/* nested, ACTRACK_KL_* (ABI 1.6): who
 					 * sent the signal it died of; see
 					 * "The sender of the fatal signal" */
+	ACTRACK_A_CGROUP,		/* string (ABI 1.7): the process's
+					 * cgroup v2 path as it died, as the
+					 * reader's cgroup namespace shows it
+					 * (the "0::" line of /proc/PID/
+					 * cgroup); absent when unknown or
+					 * longer than ACTRACK_CGROUP_MAX - 1 */
 	__ACTRACK_A_MAX,
 };
 #define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
+
+/* (ABI 1.7) The longest ACTRACK_A_CGROUP, with its NUL. */
+#define ACTRACK_CGROUP_MAX		1024
 
 #define ACTRACK_DEATH_ARENA_CORRUPT	(1U << 0)	/* walk met bad data */
 /* too many threads or activities, or user data was cut */
