@@ -225,6 +225,14 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 		ret = field(iov, &n, owned, "ACTRACK_CGROUP=%s", d->cgroup);
 	if (!ret && d->unit[0])
 		ret = field(iov, &n, owned, "ACTRACK_UNIT=%s", d->unit);
+	/* The OOM killer chose it (actrack deaths --oom matches this). */
+	if (!ret && d->has_oom)
+		ret = field(iov, &n, owned, "ACTRACK_OOM=1");
+	if (!ret && d->has_oom && d->oom.memcg_limit)
+		ret = field(iov, &n, owned, "ACTRACK_OOM_MEMCG=%s",
+			    d->oom.memcg) ?:
+		      field(iov, &n, owned, "ACTRACK_OOM_MEMCG_LIMIT=%" PRIu64,
+			    d->oom.memcg_limit);
 	if (ret)
 		goto out;
 	ret = sd_journal_sendv(iov, n);

@@ -780,6 +780,21 @@ struct actrack_death_killer {
 };
 
 /*
+ * The OOM killer chose the process (ABI 1.7, actrack.ko only; see "The
+ * OOM kill" in <linux/actrack.h>): its RSS by kind and oom_score_adj as
+ * it was chosen, and the memory cgroup found at its limit (its path as
+ * the reader's cgroup namespace shows it, its memory.max and usage);
+ * @memcg_limit is 0 when none was (a global OOM), @memcg "" when its
+ * path is not told.
+ */
+struct actrack_death_oom {
+	uint64_t anon, file, shmem;	/* bytes */
+	int32_t score_adj;
+	char memcg[ACTRACK_CGROUP_MAX];
+	uint64_t memcg_limit, memcg_usage;	/* bytes */
+};
+
+/*
  * A death report: the process as it died, in the shape a snapshot gives a
  * live one (its threads with their activities, values and fatal signal;
  * its modules, to symbolize them; its annotations), plus what only a
@@ -814,6 +829,10 @@ struct actrack_death {
 	 * "" when none). */
 	char cgroup[ACTRACK_CGROUP_MAX];
 	char unit[ACTRACK_UNIT_MAX];
+	/* The OOM killer chose it: only when @has_oom (then it died of
+	 * SIGKILL) */
+	bool has_oom;
+	struct actrack_death_oom oom;
 };
 
 struct actrack_monitor;

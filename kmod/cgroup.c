@@ -52,18 +52,18 @@ void actrack_cgroup_put(struct cgroup **cgrp)
 }
 
 /*
- * @d's cgroup path as the cgroup namespace @ns shows it, into @buf.
+ * @cgrp's path as the cgroup namespace @ns shows it, into @buf.
  * Return: its length, or -ENOENT (not known), -ENAMETOOLONG (longer
  * than @len - 1), -errno.  Context: process.
  */
-int actrack_cgroup_path(const struct actrack_report *d,
-			struct cgroup_namespace *ns, char *buf, size_t len)
+int actrack_cgroup_path(struct cgroup *cgrp, struct cgroup_namespace *ns,
+			char *buf, size_t len)
 {
 	int n;
 
-	if (!d->cgroup || !ns)
+	if (!cgrp || !ns)
 		return -ENOENT;
-	n = cgroup_path_ns(d->cgroup, buf, len, ns);
+	n = cgroup_path_ns(cgrp, buf, len, ns);
 	if (n < 0)
 		return n;
 	if ((size_t)n >= len)

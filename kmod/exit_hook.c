@@ -138,6 +138,7 @@ void actrack_proc_put(struct actrack_kproc *p)
 	put_pid(p->tgid);
 	actrack_killer_drop(p);
 	actrack_cgroup_put(&p->cgroup);
+	actrack_oom_drop(p);
 	/* A probe may still be looking at it under RCU. */
 	kfree_rcu(p, rcu);
 }
@@ -505,6 +506,7 @@ int actrack_exit_hook_init(void)
 		actrack_generate_registered = true;
 	else
 		pr_warn("signal_generate tracepoint not available: death reports will name no sender\n");
+	actrack_oom_init();
 	return 0;
 
 err_exec:
@@ -526,6 +528,7 @@ void actrack_exit_hook_exit(void)
 	struct actrack_kproc *p;
 	unsigned int bkt;
 
+	actrack_oom_exit();
 	if (actrack_signal_registered)
 		tracepoint_probe_unregister(actrack_tp_signal,
 					    actrack_capture_probe, NULL);

@@ -99,16 +99,10 @@ void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find_attached(task->signal);
-	if (p && atomic_cmpxchg(&p->killer_state, ACTRACK_KILLER_ST_EMPTY,
-				ACTRACK_KILLER_ST_WRITING) ==
-		 ACTRACK_KILLER_ST_EMPTY) {
+	if (p && actrack_rec_claim(&p->killer_state)) {
 		actrack_killer_record(&p->killer, sig, actrack_si_code(info),
 				      task);
-		/* release: the record before SET; see actrack_killer_close() */
-		if (atomic_cmpxchg_release(&p->killer_state,
-					   ACTRACK_KILLER_ST_WRITING,
-					   ACTRACK_KILLER_ST_SET) !=
-		    ACTRACK_KILLER_ST_WRITING)
+		if (!actrack_rec_publish(&p->killer_state))
 			/*
 			 * Closed meanwhile: nobody else touches it.  Not
 			 * the last reference to current's own pid.
@@ -126,9 +120,7 @@ void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
  */
 static bool actrack_killer_close(struct actrack_kproc *p)
 {
-	/* Fully ordered: the probe's stores are seen after its SET. */
-	return atomic_xchg(&p->killer_state, ACTRACK_KILLER_ST_CLOSED) ==
-	       ACTRACK_KILLER_ST_SET;
+	return actrack_rec_close(&p->killer_state);
 }
 
 /*

@@ -158,6 +158,17 @@ static const struct nla_policy actrack_killer_policy[ACTRACK_KL_MAX + 1] = {
 	[ACTRACK_KL_COMM]	= { .type = NLA_NUL_STRING, .len = 15 },
 };
 
+static const struct nla_policy actrack_oom_policy[ACTRACK_OOM_MAX + 1] = {
+	[ACTRACK_OOM_ANON]		= { .type = NLA_U64 },
+	[ACTRACK_OOM_FILE]		= { .type = NLA_U64 },
+	[ACTRACK_OOM_SHMEM]		= { .type = NLA_U64 },
+	[ACTRACK_OOM_SCORE_ADJ]		= { .type = NLA_U32 },
+	[ACTRACK_OOM_MEMCG]		= { .type = NLA_NUL_STRING,
+					    .len = ACTRACK_CGROUP_MAX - 1 },
+	[ACTRACK_OOM_MEMCG_LIMIT]	= { .type = NLA_U64 },
+	[ACTRACK_OOM_MEMCG_USAGE]	= { .type = NLA_U64 },
+};
+
 static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_PID]		= { .type = NLA_U32 },
 	[ACTRACK_A_START_TICKS]	= { .type = NLA_U64 },
@@ -182,6 +193,7 @@ static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_KILLER]	= NLA_POLICY_NESTED(actrack_killer_policy),
 	[ACTRACK_A_CGROUP]	= { .type = NLA_NUL_STRING,
 				    .len = ACTRACK_CGROUP_MAX - 1 },
+	[ACTRACK_A_OOM]		= NLA_POLICY_NESTED(actrack_oom_policy),
 };
 
 /* Requests: SUBSCRIBE and GET_DEATHS take ALL_UIDS, nothing else does.
@@ -290,6 +302,9 @@ static size_t actrack_report_msg_size(const struct actrack_report *d)
 	       nla_total_size(0) + nla_total_size(4) * 5 +	/* killer */
 	       nla_total_size(sizeof(d->killer.comm)) +
 	       (d->cgroup ? nla_total_size(ACTRACK_CGROUP_MAX) : 0) +
+	       (d->oom.set ? nla_total_size(0) + nla_total_size(4) +
+			     nla_total_size_64bit(8) * 5 +
+			     nla_total_size(ACTRACK_CGROUP_MAX) : 0) +
 	       nla_total_size_64bit(8) * 3 +	/* start, exit time, seq */
 	       nla_total_size(d->cmdline_len) +
 	       d->nr_threads * actrack_thread_msg_size() +
@@ -427,25 +442,58 @@ cancel:
  * ACTRACK_A_CGROUP as the cgroup namespace @ns shows it; none when it is
  * not known, too long, or there is no memory to render it.
  */
-static int actrack_put_cgroup(struct sk_buff *skb,
-			      const struct actrack_report *d,
-			      struct cgroup_namespace *ns)
+static int actrack_put_cgroup(struct sk_buff *skb, int type,
+			      struct cgroup *cgrp, struct cgroup_namespace *ns)
 {
 	char *buf;
 	int n;
 
-	if (!d->cgroup)
+	if (!cgrp)
 		return 0;
 	buf = kmalloc(ACTRACK_CGROUP_MAX, GFP_KERNEL);
 	if (!buf)
 		return 0;
-	n = actrack_cgroup_path(d, ns, buf, ACTRACK_CGROUP_MAX);
+	n = actrack_cgroup_path(cgrp, ns, buf, ACTRACK_CGROUP_MAX);
 	if (n >= 0)
-		n = nla_put_string(skb, ACTRACK_A_CGROUP, buf);
+		n = nla_put_string(skb, type, buf);
 	else
 		n = 0;
 	kfree(buf);
 	return n;
+}
+
+/* ACTRACK_A_OOM, its memory cgroup as the cgroup namespace @ns shows it. */
+static int actrack_put_oom(struct sk_buff *skb, const struct actrack_report *d,
+			   struct cgroup_namespace *ns)
+{
+	const struct actrack_oom *o = &d->oom;
+	struct nlattr *nest;
+
+	if (!o->set)
+		return 0;
+	nest = nla_nest_start(skb, ACTRACK_A_OOM);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, ACTRACK_OOM_ANON, o->anon,
+			      ACTRACK_OOM_PAD) ||
+	    nla_put_u64_64bit(skb, ACTRACK_OOM_FILE, o->file,
+			      ACTRACK_OOM_PAD) ||
+	    nla_put_u64_64bit(skb, ACTRACK_OOM_SHMEM, o->shmem,
+			      ACTRACK_OOM_PAD) ||
+	    nla_put_u32(skb, ACTRACK_OOM_SCORE_ADJ, (u32)(s32)o->score_adj))
+		goto cancel;
+	if (o->memcg &&
+	    (actrack_put_cgroup(skb, ACTRACK_OOM_MEMCG, o->memcg, ns) ||
+	     nla_put_u64_64bit(skb, ACTRACK_OOM_MEMCG_LIMIT, o->limit,
+			       ACTRACK_OOM_PAD) ||
+	     nla_put_u64_64bit(skb, ACTRACK_OOM_MEMCG_USAGE, o->usage,
+			       ACTRACK_OOM_PAD)))
+		goto cancel;
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
 }
 
 /*
@@ -495,7 +543,8 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d
 		goto cancel;
 	if (actrack_put_killer(skb, d, killer_pid, ns))
 		goto cancel;
-	if (actrack_put_cgroup(skb, d, cgroup_ns))
+	if (actrack_put_cgroup(skb, ACTRACK_A_CGROUP, d->cgroup, cgroup_ns) ||
+	    actrack_put_oom(skb, d, cgroup_ns))
 		goto cancel;
 	if (d->cmdline_len &&
 	    nla_put(skb, ACTRACK_A_CMDLINE, d->cmdline_len, d->cmdline))

@@ -13,6 +13,7 @@
  * line (and one field for it to go to).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,6 +428,21 @@ static int rp_process_data(const struct nlattr *attr, void *obj, void *ctx)
 	return 0;
 }
 
+#define O_	struct actrack_death_oom
+static const struct rp_policy oom_policy[ACTRACK_OOM_MAX + 1] = {
+	[ACTRACK_OOM_ANON]		= RP_U64(O_, anon),
+	[ACTRACK_OOM_FILE]		= RP_U64(O_, file),
+	[ACTRACK_OOM_SHMEM]		= RP_U64(O_, shmem),
+	[ACTRACK_OOM_SCORE_ADJ]		= RP_U32(O_, score_adj),
+	[ACTRACK_OOM_MEMCG]		= { .store = RP_STRING,
+					    .mnl = MNL_TYPE_NUL_STRING,
+					    .off = offsetof(O_, memcg),
+					    .size = sizeof(((O_ *)0)->memcg) },
+	[ACTRACK_OOM_MEMCG_LIMIT]	= RP_U64(O_, memcg_limit),
+	[ACTRACK_OOM_MEMCG_USAGE]	= RP_U64(O_, memcg_usage),
+};
+#undef O_
+
 #define D_	struct actrack_death
 #define C_	struct death_ctx
 static const struct rp_policy death_policy[ACTRACK_A_MAX + 1] = {
@@ -470,6 +486,12 @@ static const struct rp_policy death_policy[ACTRACK_A_MAX + 1] = {
 				    .mnl = MNL_TYPE_NUL_STRING,
 				    .off = offsetof(D_, cgroup),
 				    .size = sizeof(((D_ *)0)->cgroup) },
+	/* Only with a death by SIGKILL (checked in death_pass()). */
+	[ACTRACK_A_OOM]		= RP_NEST(D_, oom, oom_policy, ACTRACK_OOM_MAX,
+					  RP_BIT(ACTRACK_OOM_ANON) |
+					  RP_BIT(ACTRACK_OOM_FILE) |
+					  RP_BIT(ACTRACK_OOM_SHMEM) |
+					  RP_BIT(ACTRACK_OOM_SCORE_ADJ)),
 	/* STATS, ALL_UIDS, PID_NS: not part of a report we keep. */
 };
 #undef C_
@@ -547,6 +569,10 @@ static int death_pass(struct death_ctx *c, const void *attrs, size_t alen)
 	__actrack_cgroup_unit(c->d->cgroup, c->d->unit, sizeof(c->d->unit));
 	/* A sender of another signal than the fatal one is none. */
 	if (!ret && c->d->has_killer && c->d->killer.signal != c->d->signal)
+		return -EBADMSG;
+	/* The OOM killer kills with SIGKILL. */
+	c->d->has_oom = HAS(c, ACTRACK_A_OOM);
+	if (!ret && c->d->has_oom && c->d->signal != SIGKILL)
 		return -EBADMSG;
 	return ret;
 }
