@@ -278,7 +278,7 @@ check-m32: m32
 # minutes, and no path a 32-bit client reaches differently).
 M32_VM_TESTS := lib_* monitor_* snapshot_kmod vm_corrupt vm_death vm_device \
 		vm_lifecycle vm_thread_exit vm_trust vm_uid vm_stack_policy \
-		vm_killer
+		vm_killer vm_cgroup
 check-m32-vm: m32
 	scripts/vmtest --kernel 6.12 --build-dir $(M32_O) --tests '$(M32_VM_TESTS)'
 
@@ -322,7 +322,7 @@ check-vm: all
 KERNEL_LINES := 5.10,6.1,6.12,7.2
 CORE_KERNELS := 5.10,7.2
 CORE_VM_TESTS := vm_death vm_lifecycle vm_device vm_trust vm_thread_exit \
-		 vm_backtrace vm_killer
+		 vm_backtrace vm_killer vm_cgroup
 module-all:
 	scripts/vmtest --kernel $(KERNEL_LINES) --build-only
 

@@ -29,6 +29,7 @@ struct deaths_opts {
 	uint64_t since_us, until_us;	/* 0: no bound */
 	const char *directory, *file;
 	const char *match;		/* PID or COMM */
+	bool oom;			/* OOM kills only */
 };
 
 static uint64_t real_us(void)
@@ -125,6 +126,7 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 		{ "json",	no_argument,		NULL, 'j' },
 		{ "directory",	required_argument,	NULL, 'D' },
 		{ "file",	required_argument,	NULL, 'F' },
+		{ "oom",	no_argument,		NULL, 'O' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -161,6 +163,9 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 			break;
 		case 'F':
 			o->file = optarg;
+			break;
+		case 'O':
+			o->oom = true;
 			break;
 		case 'h':
 			fputs(cli_help_page("deaths"), stdout);
@@ -365,6 +370,9 @@ static int add_matches(sd_journal *j, const struct deaths_opts *o)
 
 	ret = sd_journal_add_match(j, "MESSAGE_ID=" ACTRACK_JOURNAL_MESSAGE_ID,
 				   0);
+	/* Matches of different fields must all hold. */
+	if (ret >= 0 && o->oom)
+		ret = sd_journal_add_match(j, "ACTRACK_OOM=1", 0);
 	if (ret < 0 || !o->match)
 		return ret;
 	for (const char *p = o->match; *p; p++)

@@ -220,6 +220,20 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 			    d->killer.comm) ?:
 		      field(iov, &n, owned, "ACTRACK_KILLER_UID=%u",
 			    d->killer.uid);
+	/* As the monitor's cgroup namespace shows it; the unit for
+	 * journalctl -u (as _SYSTEMD_UNIT is matched). */
+	if (!ret && d->cgroup[0])
+		ret = field(iov, &n, owned, "ACTRACK_CGROUP=%s", d->cgroup);
+	if (!ret && d->unit[0])
+		ret = field(iov, &n, owned, "ACTRACK_UNIT=%s", d->unit);
+	/* The OOM killer chose it (actrack deaths --oom matches this). */
+	if (!ret && d->has_oom)
+		ret = field(iov, &n, owned, "ACTRACK_OOM=1");
+	if (!ret && d->has_oom && d->oom.memcg_limit)
+		ret = field(iov, &n, owned, "ACTRACK_OOM_MEMCG=%s",
+			    d->oom.memcg) ?:
+		      field(iov, &n, owned, "ACTRACK_OOM_MEMCG_LIMIT=%" PRIu64,
+			    d->oom.memcg_limit);
 	if (!ret && minidump)
 		ret = field(iov, &n, owned, "ACTRACK_MINIDUMP=%s", minidump);
 	if (ret)

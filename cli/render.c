@@ -478,6 +478,83 @@ static void death_killer_text(FILE *f, const struct actrack_death *d)
 	fputc('\n', f);
 }
 
+/* @b bytes as "512.0 MiB" (binary units; "812 B" below 1 KiB). */
+static void format_bytes(uint64_t b, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	size_t u = 0;
+
+	if (b < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", b);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+/*
+ * "  killed by the OOM killer: memory cgroup /system.slice/db.service at
+ * its limit 512.0 MiB, rss 498.2 MiB anon" (kinds of RSS that are 0 are
+ * left out; oom_score_adj when not 0).
+ */
+static void death_oom_text(FILE *f, const struct actrack_death *d)
+{
+	const struct actrack_death_oom *o = &d->oom;
+	const struct {
+		uint64_t v;
+		const char *kind;
+	} rss[] = { { o->anon, "anon" }, { o->file, "file" },
+		    { o->shmem, "shmem" } };
+	const char *sep = " ";
+	char b[32];
+
+	fputs("  killed by the OOM killer", f);
+	if (o->memcg_limit) {
+		fputs(": memory cgroup ", f);
+		if (o->memcg[0])
+			cli_print_escaped(f, o->memcg, sizeof(o->memcg));
+		else
+			fputs("(path not told)", f);
+		format_bytes(o->memcg_limit, b, sizeof(b));
+		fprintf(f, " at its limit %s", b);
+	} else {
+		fputs(": no memory cgroup at its limit", f);
+	}
+	fputs(", rss", f);
+	for (size_t i = 0; i < sizeof(rss) / sizeof(rss[0]); i++) {
+		if (!rss[i].v)
+			continue;
+		format_bytes(rss[i].v, b, sizeof(b));
+		fprintf(f, "%s%s %s", sep, b, rss[i].kind);
+		sep = ", ";
+	}
+	if (!o->anon && !o->file && !o->shmem)
+		fputs(" 0 B", f);
+	if (o->score_adj)
+		fprintf(f, ", oom_score_adj %d", (int)o->score_adj);
+	fputc('\n', f);
+}
+
+/* "  cgroup /system.slice/db.service (unit db.service)" */
+static void death_cgroup_text(FILE *f, const struct actrack_death *d)
+{
+	if (!d->cgroup[0])
+		return;
+	fputs("  cgroup ", f);
+	cli_print_escaped(f, d->cgroup, sizeof(d->cgroup));
+	if (d->unit[0]) {
+		fputs(" (unit ", f);
+		cli_print_escaped(f, d->unit, sizeof(d->unit));
+		fputc(')', f);
+	}
+	fputc('\n', f);
+}
+
 /* The headline, when and whose, and warnings of a death report. */
 static void death_head_text(FILE *f, const struct actrack_death *d,
 			    const char *source)
@@ -501,7 +578,12 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 	if (p->phase > ACTRACK_PHASE_MAX)
 		fprintf(f, " (%u)", p->phase);
 	fputc('\n', f);
-	death_killer_text(f, d);
+	/* The OOM kill says who sent its SIGKILL, and why. */
+	if (d->has_oom)
+		death_oom_text(f, d);
+	else
+		death_killer_text(f, d);
+	death_cgroup_text(f, d);
 
 	format_time(d->exit_time_ns, false, when, sizeof(when));
 	fprintf(f, "  uid %u, start tick %" PRIu64 ", died %s", d->uid,
@@ -559,6 +641,35 @@ static void death_killer_json(struct json *j, const struct actrack_death *d)
 	json_object_end(j);
 }
 
+/* "oom": the OOM killer chose it, when the report says so. */
+static void death_oom_json(struct json *j, const struct actrack_death *d)
+{
+	const struct actrack_death_oom *o = &d->oom;
+
+	if (!d->has_oom)
+		return;
+	json_key(j, "oom");
+	json_object_begin(j);
+	json_kv_u64(j, "rss_anon", o->anon);
+	json_kv_u64(j, "rss_file", o->file);
+	json_kv_u64(j, "rss_shmem", o->shmem);
+	json_kv_i64(j, "oom_score_adj", o->score_adj);
+	if (o->memcg_limit) {
+		if (o->memcg[0])
+			json_kv_string(j, "memcg", o->memcg,
+				       sizeof(o->memcg));
+		else
+			json_kv_null(j, "memcg");
+		json_kv_u64(j, "memcg_limit", o->memcg_limit);
+		json_kv_u64(j, "memcg_usage", o->memcg_usage);
+	} else {
+		json_kv_null(j, "memcg");
+		json_kv_null(j, "memcg_limit");
+		json_kv_null(j, "memcg_usage");
+	}
+	json_object_end(j);
+}
+
 /* The exit fields of a death report: members of the open object. */
 static void death_head_json(struct json *j, const struct actrack_death *d,
 			    const char *source)
@@ -600,6 +711,11 @@ static void death_head_json(struct json *j, const struct actrack_death *d,
 	json_kv_bool(j, "stacks_unsupported",
 		     d->flags & ACTRACK_DEATH_STACKS_UNSUPPORTED);
 	death_killer_json(j, d);
+	death_oom_json(j, d);
+	if (d->cgroup[0])
+		json_kv_string(j, "cgroup", d->cgroup, sizeof(d->cgroup));
+	if (d->unit[0])
+		json_kv_string(j, "unit", d->unit, sizeof(d->unit));
 }
 
 /* A death report: the exit fields, then its process by the renderers

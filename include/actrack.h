@@ -760,6 +760,9 @@ struct actrack_death_stack {
 	uint8_t *bytes;			/* memory [sp, sp + size) */
 };
 
+/* The longest systemd unit name, with its NUL (systemd's UNIT_NAME_MAX). */
+#define ACTRACK_UNIT_MAX	256
+
 /*
  * Who sent the signal the process died of (ABI 1.6, actrack.ko only; see
  * "The sender of the fatal signal" in <linux/actrack.h>).  @kind is
@@ -774,6 +777,21 @@ struct actrack_death_killer {
 	uint32_t pid;
 	uint32_t uid;
 	char comm[16];
+};
+
+/*
+ * The OOM killer chose the process (ABI 1.7, actrack.ko only; see "The
+ * OOM kill" in <linux/actrack.h>): its RSS by kind and oom_score_adj as
+ * it was chosen, and the memory cgroup found at its limit (its path as
+ * the reader's cgroup namespace shows it, its memory.max and usage);
+ * @memcg_limit is 0 when none was (a global OOM), @memcg "" when its
+ * path is not told.
+ */
+struct actrack_death_oom {
+	uint64_t anon, file, shmem;	/* bytes */
+	int32_t score_adj;
+	char memcg[ACTRACK_CGROUP_MAX];
+	uint64_t memcg_limit, memcg_usage;	/* bytes */
 };
 
 /*
@@ -804,6 +822,17 @@ struct actrack_death {
 	 * older than ABI 1.6, or a signal whose sender is not known) */
 	bool has_killer;
 	struct actrack_death_killer killer;
+	/* Where it lived (ABI 1.7, actrack.ko only): its cgroup v2 path as
+	 * it died, as the reader's cgroup namespace shows it (the "0::"
+	 * line of /proc/PID/cgroup; "" when not known), and the systemd
+	 * unit that path names (its last ".service" or ".scope" component;
+	 * "" when none). */
+	char cgroup[ACTRACK_CGROUP_MAX];
+	char unit[ACTRACK_UNIT_MAX];
+	/* The OOM killer chose it: only when @has_oom (then it died of
+	 * SIGKILL) */
+	bool has_oom;
+	struct actrack_death_oom oom;
 };
 
 struct actrack_monitor;

@@ -52,6 +52,8 @@ void actrack_report_free(struct actrack_report *d)
 {
 	put_pid(d->tgid);
 	actrack_killer_put(&d->killer);
+	actrack_cgroup_put(&d->cgroup);
+	actrack_oom_put(&d->oom);
 	actrack_capture_stacks_free(d->stacks);
 	kvfree(d);
 }

@@ -341,6 +341,8 @@ static struct actrack_report *actrack_build_death(struct actrack_kproc *p)
 	d->wait_status = p->wait_status;
 	d->exit_time_ns = p->exit_time_ns;
 	actrack_killer_take(p, d);
+	actrack_cgroup_take(p, d);
+	actrack_oom_take(p, d);
 	d->phase = c.phase;
 	d->has_phase = c.has_phase;
 	d->flags = c.flags;

@@ -101,6 +101,28 @@ static inline u64 actrack_timens_add_boottime_ns(u64 ns)
 #define ACTRACK_PROBE_EXIT_ARGS struct task_struct *task
 #endif
 
+/* The oom:mark_victim probe's arguments after its data pointer: 5.10
+ * passes the victim's pid (in the initial pid namespace), 6.1 on the
+ * victim and its uid (feature test in Kbuild).  actrack_oom_victim()
+ * gives the victim either way.  Context: the OOM killer, the victim's
+ * task_lock held, or the victim is current.
+ */
+#ifdef ACTRACK_HAVE_MARK_VICTIM_TASK
+#define ACTRACK_PROBE_MARK_VICTIM_ARGS struct task_struct *task, uid_t uid
+static inline struct task_struct *actrack_oom_victim(struct task_struct *task)
+{
+	return task;
+}
+#else
+#include <linux/pid_namespace.h>
+#define ACTRACK_PROBE_MARK_VICTIM_ARGS int task
+/* Under RCU: the victim is alive (its task_lock is held). */
+static inline struct task_struct *actrack_oom_victim(int pid)
+{
+	return pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+}
+#endif
+
 /* May @current's own uid have its memory, as a core dump or ptrace would?
  * (Not if it made itself non-dumpable or changed credentials.)  7.x moved
  * dumpability from mm->flags to task->exec_state (feature test in Kbuild);

@@ -144,6 +144,8 @@ void actrack_proc_put(struct actrack_kproc *p)
 	put_pid_ns(p->pid_ns);
 	put_pid(p->tgid);
 	actrack_killer_drop(p);
+	actrack_cgroup_put(&p->cgroup);
+	actrack_oom_drop(p);
 	/* A probe may still be looking at it under RCU. */
 	kfree_rcu(p, rcu);
 }
@@ -390,6 +392,7 @@ static void actrack_probe_exit(void *data, ACTRACK_PROBE_EXIT_ARGS)
 		if (actrack_proc_end_locked(p, ACTRACK_PROC_DEAD)) {
 			p->wait_status = actrack_wait_status(task);
 			p->exit_time_ns = ktime_get_ns();
+			actrack_cgroup_capture(p);
 			actrack_cleanup_queue_locked(p, true);
 			actrack_proc_unhash_locked(p);
 			/* The queue holds it now: never the last reference. */
@@ -522,6 +525,7 @@ int actrack_exit_hook_init(void)
 		actrack_generate_registered = true;
 	else
 		pr_warn("signal_generate tracepoint not available: death reports will name no sender\n");
+	actrack_oom_init();
 	return 0;
 
 err_exec:
@@ -543,6 +547,7 @@ void actrack_exit_hook_exit(void)
 	struct actrack_kproc *p;
 	unsigned int bkt;
 
+	actrack_oom_exit();
 	if (actrack_signal_registered)
 		tracepoint_probe_unregister(actrack_tp_signal,
 					    actrack_capture_probe, NULL);

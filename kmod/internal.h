@@ -220,12 +220,55 @@ struct actrack_killer {
 	char comm[16];			/* TASK_COMM_LEN, NUL-terminated */
 };
 
-/* struct actrack_kproc.killer_state (killer.c) */
+/*
+ * A record a probe writes into a proc without a lock (the killer, the
+ * OOM kill): claimed by one cmpxchg, EMPTY -> WRITING -> SET, and closed
+ * (-> CLOSED) by whoever reports or frees the proc, who never waits: a
+ * record still WRITING stays its writer's, whose publish then fails and
+ * who drops what it wrote.  See killer.c for why that loses nothing.
+ */
 enum {
-	ACTRACK_KILLER_ST_EMPTY,	/* no sender yet: a probe may claim */
-	ACTRACK_KILLER_ST_WRITING,	/* a probe is recording one */
-	ACTRACK_KILLER_ST_SET,		/* recorded */
-	ACTRACK_KILLER_ST_CLOSED,	/* taken or dropped: no more writes */
+	ACTRACK_REC_EMPTY,		/* nothing yet: a probe may claim */
+	ACTRACK_REC_WRITING,		/* a probe is writing it */
+	ACTRACK_REC_SET,		/* written */
+	ACTRACK_REC_CLOSED,		/* taken or dropped: no more writes */
+};
+
+/* Is the record the caller's to write? */
+static inline bool actrack_rec_claim(atomic_t *st)
+{
+	return atomic_cmpxchg(st, ACTRACK_REC_EMPTY, ACTRACK_REC_WRITING) ==
+	       ACTRACK_REC_EMPTY;
+}
+
+/* Written (release: its stores before SET).  False: closed meanwhile,
+ * the writer drops what it wrote.
+ */
+static inline bool actrack_rec_publish(atomic_t *st)
+{
+	return atomic_cmpxchg_release(st, ACTRACK_REC_WRITING,
+				      ACTRACK_REC_SET) == ACTRACK_REC_WRITING;
+}
+
+/* No more writes; fully ordered.  Return: is a record there, now the
+ * caller's?
+ */
+static inline bool actrack_rec_close(atomic_t *st)
+{
+	return atomic_xchg(st, ACTRACK_REC_CLOSED) == ACTRACK_REC_SET;
+}
+
+/*
+ * The OOM killer chose the process (oom.c): the victim's memory, and the
+ * memory cgroup found at its limit, at that moment.  @memcg is
+ * referenced (the cgroup of that memory cgroup), or NULL.
+ */
+struct actrack_oom {
+	bool set;
+	s16 score_adj;
+	u64 anon, file, shmem;		/* RSS, bytes */
+	struct cgroup *memcg;
+	u64 limit, usage;		/* of @memcg, bytes */
 };
 
 /* One death report, in kernel memory: built once, rendered per reader. */
@@ -258,6 +301,8 @@ struct actrack_report {
 	u8 *data;			/* arena bytes, unparsed */
 	struct actrack_report_stacks *stacks;	/* own allocation, or NULL */
 	struct actrack_killer killer;	/* kind 0: not known */
+	struct cgroup *cgroup;		/* referenced, or NULL (cgroup.c) */
+	struct actrack_oom oom;		/* .set: the OOM killer's victim */
 };
 
 /*
@@ -326,11 +371,15 @@ struct actrack_kproc {
 	struct pid *stack_reader;	/* [L] ACTRACK_IOC_STACKS, referenced */
 	struct user_namespace *stack_user_ns;	/* first capture's, ref */
 	/* The first fatal signal's sender, claimed through @killer_state
-	 * (ACTRACK_KILLER_ST_EMPTY ...; killer.c), not under the lock.
+	 * (ACTRACK_REC_EMPTY ...; killer.c), not under the lock; the OOM
+	 * kill likewise (oom.c).
 	 */
 	atomic_t killer_state;
 	struct actrack_killer killer;
+	atomic_t oom_state;
+	struct actrack_oom oom;
 	/* written by the probe that ends it, read by the work after */
+	struct cgroup *cgroup;		/* referenced, or NULL (cgroup.c) */
 	u32 wait_status;
 	u64 exit_time_ns;
 	u32 cmdline_len;
@@ -424,6 +473,21 @@ bool actrack_signal_is_fatal(struct signal_struct *signal, int sig,
 			     const struct k_sigaction *act);
 bool actrack_stacks_may_read(const struct actrack_report_stacks *ds,
 			     int scope, const struct actrack_stack_reader *r);
+
+/* cgroup.c */
+struct cgroup_namespace;
+void actrack_cgroup_capture(struct actrack_kproc *p);
+void actrack_cgroup_take(struct actrack_kproc *p, struct actrack_report *d);
+void actrack_cgroup_put(struct cgroup **cgrp);
+int actrack_cgroup_path(struct cgroup *cgrp, struct cgroup_namespace *ns,
+			char *buf, size_t len);
+
+/* oom.c */
+void actrack_oom_init(void);
+void actrack_oom_exit(void);
+void actrack_oom_take(struct actrack_kproc *p, struct actrack_report *d);
+void actrack_oom_drop(struct actrack_kproc *p);
+void actrack_oom_put(struct actrack_oom *o);
 
 /* killer.c */
 void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,

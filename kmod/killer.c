@@ -20,9 +20,15 @@
  * interrupts (timers), where that lock, taken elsewhere with interrupts
  * on, could deadlock.  The record is claimed instead, by one cmpxchg of
  * @killer_state (EMPTY -> WRITING -> SET), and closed by whoever frees
- * or reports the proc (-> CLOSED), which waits out a probe still writing
- * (a few stores, with preemption off).  A probe that finds it anything
- * but EMPTY leaves.  The proc's memory outlives the probe's RCU read side.
+ * or reports the proc (-> CLOSED, one xchg).  Nobody waits: a closer
+ * that finds WRITING leaves the record to its writer, whose own
+ * WRITING -> SET then fails and who drops what it wrote.  Losing that
+ * record loses nothing, because a signal still being recorded when the
+ * process is reported is not the one it died of: the victim acts on a
+ * signal only under the siglock the sender holds around the probe, so
+ * the fatal signal's probe had returned before the victim died.  A probe
+ * that finds the record anything but EMPTY leaves.  The proc's memory
+ * outlives the probe's RCU read side.
  *
  * Who is the sender: the kernel when the signal says so (SEND_SIG_PRIV,
  * si_code > 0 as a fault's or SI_KERNEL, SI_TIMER), or when current is a
@@ -34,7 +40,6 @@
 #include <linux/signal.h>
 #include <linux/pid.h>
 #include <linux/cred.h>
-#include <linux/preempt.h>
 #include <linux/string.h>
 #include <trace/events/signal.h>
 #include "internal.h"
@@ -94,38 +99,28 @@ void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
 		return;
 	rcu_read_lock();
 	p = actrack_proc_find_attached(task->signal);
-	if (p && atomic_cmpxchg(&p->killer_state, ACTRACK_KILLER_ST_EMPTY,
-				ACTRACK_KILLER_ST_WRITING) ==
-		 ACTRACK_KILLER_ST_EMPTY) {
+	if (p && actrack_rec_claim(&p->killer_state)) {
 		actrack_killer_record(&p->killer, sig, actrack_si_code(info),
 				      task);
-		/* release: the record before SET; see actrack_killer_close() */
-		atomic_set_release(&p->killer_state, ACTRACK_KILLER_ST_SET);
+		if (!actrack_rec_publish(&p->killer_state))
+			/*
+			 * Closed meanwhile: nobody else touches it.  Not
+			 * the last reference to current's own pid.
+			 */
+			actrack_killer_put(&p->killer);
 	}
 	rcu_read_unlock();
 }
 
 /*
- * No probe writes @p's record from now on; wait for one that is writing.
- * Return: whether a record is there.  Context: process.
+ * No probe claims @p's record from now on.  Return: whether a record is
+ * there and now the caller's.  A probe still writing (WRITING) keeps its
+ * record and drops it itself (see the top of this file for why that
+ * record does not matter).  Context: process.
  */
 static bool actrack_killer_close(struct actrack_kproc *p)
 {
-	int old;
-
-	for (;;) {
-		old = atomic_cmpxchg(&p->killer_state, ACTRACK_KILLER_ST_EMPTY,
-				     ACTRACK_KILLER_ST_CLOSED);
-		if (old == ACTRACK_KILLER_ST_EMPTY ||
-		    old == ACTRACK_KILLER_ST_CLOSED)
-			return false;
-		/* Fully ordered: the probe's stores are seen after SET. */
-		if (old == ACTRACK_KILLER_ST_SET &&
-		    atomic_cmpxchg(&p->killer_state, ACTRACK_KILLER_ST_SET,
-				   ACTRACK_KILLER_ST_CLOSED) == ACTRACK_KILLER_ST_SET)
-			return true;
-		cpu_relax();
-	}
+	return actrack_rec_close(&p->killer_state);
 }
 
 /*
@@ -136,8 +131,9 @@ void actrack_killer_take(struct actrack_kproc *p, struct actrack_report *d)
 {
 	u32 sig = d->wait_status & 0x7f;
 
-	if (actrack_killer_close(p) && sig && sig != 0x7f &&
-	    p->killer.sig == sig) {
+	if (!actrack_killer_close(p))
+		return;
+	if (sig && sig != 0x7f && p->killer.sig == sig) {
 		d->killer = p->killer;
 		p->killer.tgid = NULL;
 	}
@@ -147,8 +143,8 @@ void actrack_killer_take(struct actrack_kproc *p, struct actrack_report *d)
 /* @p is being freed: its record, if any, goes too.  Context: process. */
 void actrack_killer_drop(struct actrack_kproc *p)
 {
-	actrack_killer_close(p);
-	actrack_killer_put(&p->killer);
+	if (actrack_killer_close(p))
+		actrack_killer_put(&p->killer);
 }
 
 /* A report's (or a closed record's) sender.  Context: process. */

@@ -43,6 +43,8 @@
 #include <linux/pid_namespace.h>
 #include <linux/jiffies.h>
 #include <linux/sort.h>
+#include <linux/cgroup.h>
+#include <linux/nsproxy.h>
 #include "internal.h"
 
 /*
@@ -59,6 +61,7 @@ struct actrack_sub {
 	struct actrack_budget budget;		/* who pays for it */
 	struct user_namespace *user_ns;		/* reference */
 	struct pid_namespace *pid_ns;		/* reference */
+	struct cgroup_namespace *cgroup_ns;	/* reference */
 	bool all_uids;
 	/* For stacks at death (actrack_stacks_may_read()): */
 	struct pid *tgid;			/* reference: the subscriber */
@@ -77,6 +80,7 @@ struct actrack_nl_id {
 	kuid_t uid;
 	struct user_namespace *user_ns;
 	struct pid_namespace *pid_ns;
+	struct cgroup_namespace *cgroup_ns;	/* the writer's, as pid_ns */
 	const struct cred *cred;	/* the opener's, for the request */
 };
 
@@ -99,6 +103,7 @@ static int actrack_nl_identity(const struct sk_buff *skb,
 	 * is the writer's, who has the opener's uid and user namespace.
 	 */
 	id->pid_ns = task_active_pid_ns(current);
+	id->cgroup_ns = current->nsproxy->cgroup_ns;
 	id->cred = opener;
 	return 0;
 }
@@ -153,6 +158,17 @@ static const struct nla_policy actrack_killer_policy[ACTRACK_KL_MAX + 1] = {
 	[ACTRACK_KL_COMM]	= { .type = NLA_NUL_STRING, .len = 15 },
 };
 
+static const struct nla_policy actrack_oom_policy[ACTRACK_OOM_MAX + 1] = {
+	[ACTRACK_OOM_ANON]		= { .type = NLA_U64 },
+	[ACTRACK_OOM_FILE]		= { .type = NLA_U64 },
+	[ACTRACK_OOM_SHMEM]		= { .type = NLA_U64 },
+	[ACTRACK_OOM_SCORE_ADJ]		= { .type = NLA_U32 },
+	[ACTRACK_OOM_MEMCG]		= { .type = NLA_NUL_STRING,
+					    .len = ACTRACK_CGROUP_MAX - 1 },
+	[ACTRACK_OOM_MEMCG_LIMIT]	= { .type = NLA_U64 },
+	[ACTRACK_OOM_MEMCG_USAGE]	= { .type = NLA_U64 },
+};
+
 static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_PID]		= { .type = NLA_U32 },
 	[ACTRACK_A_START_TICKS]	= { .type = NLA_U64 },
@@ -175,6 +191,9 @@ static const struct nla_policy actrack_policy[ACTRACK_A_MAX + 1] = {
 	[ACTRACK_A_PID_NS]	= { .type = NLA_U32 },
 	[ACTRACK_A_STACK]	= NLA_POLICY_NESTED(actrack_stack_policy),
 	[ACTRACK_A_KILLER]	= NLA_POLICY_NESTED(actrack_killer_policy),
+	[ACTRACK_A_CGROUP]	= { .type = NLA_NUL_STRING,
+				    .len = ACTRACK_CGROUP_MAX - 1 },
+	[ACTRACK_A_OOM]		= NLA_POLICY_NESTED(actrack_oom_policy),
 };
 
 /* Requests: SUBSCRIBE and GET_DEATHS take ALL_UIDS, nothing else does.
@@ -215,6 +234,7 @@ static void actrack_sub_put(struct actrack_sub *s)
 	actrack_budget_put(&s->budget);
 	put_pid(s->tgid);
 	put_pid_ns(s->pid_ns);
+	put_cgroup_ns(s->cgroup_ns);
 	put_user_ns(s->user_ns);
 	if (s->sk)		/* NULL: refused before it was listed */
 		sock_put(s->sk);
@@ -281,6 +301,10 @@ static size_t actrack_report_msg_size(const struct actrack_report *d)
 	       nla_total_size(0) +		/* core dumped */
 	       nla_total_size(0) + nla_total_size(4) * 5 +	/* killer */
 	       nla_total_size(sizeof(d->killer.comm)) +
+	       (d->cgroup ? nla_total_size(ACTRACK_CGROUP_MAX) : 0) +
+	       (d->oom.set ? nla_total_size(0) + nla_total_size(4) +
+			     nla_total_size_64bit(8) * 5 +
+			     nla_total_size(ACTRACK_CGROUP_MAX) : 0) +
 	       nla_total_size_64bit(8) * 3 +	/* start, exit time, seq */
 	       nla_total_size(d->cmdline_len) +
 	       d->nr_threads * actrack_thread_msg_size() +
@@ -415,6 +439,64 @@ cancel:
 }
 
 /*
+ * ACTRACK_A_CGROUP as the cgroup namespace @ns shows it; none when it is
+ * not known, too long, or there is no memory to render it.
+ */
+static int actrack_put_cgroup(struct sk_buff *skb, int type,
+			      struct cgroup *cgrp, struct cgroup_namespace *ns)
+{
+	char *buf;
+	int n;
+
+	if (!cgrp)
+		return 0;
+	buf = kmalloc(ACTRACK_CGROUP_MAX, GFP_KERNEL);
+	if (!buf)
+		return 0;
+	n = actrack_cgroup_path(cgrp, ns, buf, ACTRACK_CGROUP_MAX);
+	if (n >= 0)
+		n = nla_put_string(skb, type, buf);
+	else
+		n = 0;
+	kfree(buf);
+	return n;
+}
+
+/* ACTRACK_A_OOM, its memory cgroup as the cgroup namespace @ns shows it. */
+static int actrack_put_oom(struct sk_buff *skb, const struct actrack_report *d,
+			   struct cgroup_namespace *ns)
+{
+	const struct actrack_oom *o = &d->oom;
+	struct nlattr *nest;
+
+	if (!o->set)
+		return 0;
+	nest = nla_nest_start(skb, ACTRACK_A_OOM);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, ACTRACK_OOM_ANON, o->anon,
+			      ACTRACK_OOM_PAD) ||
+	    nla_put_u64_64bit(skb, ACTRACK_OOM_FILE, o->file,
+			      ACTRACK_OOM_PAD) ||
+	    nla_put_u64_64bit(skb, ACTRACK_OOM_SHMEM, o->shmem,
+			      ACTRACK_OOM_PAD) ||
+	    nla_put_u32(skb, ACTRACK_OOM_SCORE_ADJ, (u32)(s32)o->score_adj))
+		goto cancel;
+	if (o->memcg &&
+	    (actrack_put_cgroup(skb, ACTRACK_OOM_MEMCG, o->memcg, ns) ||
+	     nla_put_u64_64bit(skb, ACTRACK_OOM_MEMCG_LIMIT, o->limit,
+			       ACTRACK_OOM_PAD) ||
+	     nla_put_u64_64bit(skb, ACTRACK_OOM_MEMCG_USAGE, o->usage,
+			       ACTRACK_OOM_PAD)))
+		goto cancel;
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+/*
  * One ACTRACK_CMD_DEATH message.  With @may_truncate, threads that do not
  * fit are left out and ACTRACK_DEATH_TRUNCATED is set (a dump skb can be
  * smaller than a whole report); otherwise the message is all or nothing.
@@ -423,7 +505,8 @@ cancel:
  */
 static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d,
 			     u32 pid, u32 killer_pid,
-			     struct user_namespace *ns, u32 portid,
+			     struct user_namespace *ns,
+			     struct cgroup_namespace *cgroup_ns, u32 portid,
 			     u32 seq, int nlflags, bool may_truncate,
 			     bool stacks)
 {
@@ -459,6 +542,9 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d
 	if (d->has_phase && nla_put_u32(skb, ACTRACK_A_PHASE, d->phase))
 		goto cancel;
 	if (actrack_put_killer(skb, d, killer_pid, ns))
+		goto cancel;
+	if (actrack_put_cgroup(skb, ACTRACK_A_CGROUP, d->cgroup, cgroup_ns) ||
+	    actrack_put_oom(skb, d, cgroup_ns))
 		goto cancel;
 	if (d->cmdline_len &&
 	    nla_put(skb, ACTRACK_A_CMDLINE, d->cmdline_len, d->cmdline))
@@ -538,6 +624,7 @@ struct actrack_fan {
 	u32 pid;
 	u32 killer_pid;			/* the sender's, in its pid namespace */
 	struct user_namespace *user_ns;	/* the sub's */
+	struct cgroup_namespace *cgroup_ns;	/* the sub's */
 	bool stacks;			/* may it read the stacks at death */
 };
 
@@ -551,6 +638,8 @@ static int actrack_fan_cmp(const void *a, const void *b)
 		return x->killer_pid < y->killer_pid ? -1 : 1;
 	if (x->user_ns != y->user_ns)
 		return x->user_ns < y->user_ns ? -1 : 1;
+	if (x->cgroup_ns != y->cgroup_ns)
+		return x->cgroup_ns < y->cgroup_ns ? -1 : 1;
 	return (int)x->stacks - (int)y->stacks;
 }
 
@@ -587,6 +676,7 @@ static unsigned int actrack_fan_collect(const struct actrack_report *d,
 			fan[n].pid = pid;
 			fan[n].killer_pid = actrack_killer_pid(d, s->pid_ns);
 			fan[n].user_ns = s->user_ns;
+			fan[n].cgroup_ns = s->cgroup_ns;
 			r = (struct actrack_stack_reader){
 				.tgid = s->tgid, .user_ns = s->user_ns,
 				.euid = s->uid, .ptrace = s->ptrace,
@@ -619,8 +709,8 @@ static struct sk_buff *actrack_fan_build(const struct actrack_report *d,
 	}
 	if (!skb)
 		return NULL;
-	if (actrack_put_death(skb, d, f->pid, f->killer_pid, f->user_ns, 0,
-			      0, 0, trunc,
+	if (actrack_put_death(skb, d, f->pid, f->killer_pid, f->user_ns,
+			      f->cgroup_ns, 0, 0, 0, trunc,
 			      f->stacks)) {
 		nlmsg_free(skb);
 		return NULL;
@@ -723,6 +813,8 @@ static int actrack_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 	refcount_set(&s->ref, 1);
 	s->user_ns = get_user_ns(id.user_ns);
 	s->pid_ns = get_pid_ns(id.pid_ns);
+	get_cgroup_ns(id.cgroup_ns);
+	s->cgroup_ns = id.cgroup_ns;
 	s->tgid = get_pid(task_tgid(current));
 	s->ptrace = netlink_ns_capable(skb, id.user_ns, CAP_SYS_PTRACE);
 
@@ -906,7 +998,8 @@ static int actrack_dump_death(const struct actrack_report *d, void *arg)
 	 * next skb.
 	 */
 	if (actrack_put_death(skb, d, pid, actrack_killer_pid(d, pid_ns),
-			      dump->r->user_ns, NETLINK_CB(cb->skb).portid,
+			      dump->r->user_ns, current->nsproxy->cgroup_ns,
+			      NETLINK_CB(cb->skb).portid,
 			      cb->nlh->nlmsg_seq, NLM_F_MULTI, skb->len == 0,
 			      !d->stacks ||
 			      actrack_stacks_may_read(d->stacks, dump->scope,

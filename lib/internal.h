@@ -97,6 +97,15 @@ __actrack_hidden int __actrack_parse_fields(const uint8_t *buf, uint32_t used,
 					    uint32_t *nr);
 
 /*
+ * __actrack_cgroup_unit() - the systemd unit of the cgroup v2 @path (the
+ * last ".service" or ".scope" component, unescaped) into @unit, "" when
+ * there is none or it does not fit @len.  Return: its length, or 0.
+ * (lib/cgroup_path.c)
+ */
+__actrack_hidden uint32_t __actrack_cgroup_unit(const char *path, char *unit,
+						size_t len);
+
+/*
  * Copies of records into the public process shape, shared by the
  * snapshot, death reports and the monitor (lib/proc_copy.c); they read
  * only their arguments, never the arena.

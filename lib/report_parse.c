@@ -13,6 +13,7 @@
  * line (and one field for it to go to).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,9 @@ static int rp_attr(const struct nlattr *attr, void *data)
 	case RP_BYTES:
 		memcpy(dst, mnl_attr_get_payload(attr), p->len);
 		return 0;
+	case RP_NEST:
+		return __actrack_rp_nest(p->nest, p->nest_max, p->need, attr,
+					 dst);
 	default:
 		return p->fn(attr, w->obj, w->ctx);
 	}
@@ -142,6 +146,19 @@ int __actrack_rp_parse(const struct rp_policy *pol, uint16_t max,
 	return ret;
 }
 
+int __actrack_rp_nest(const struct rp_policy *pol, uint16_t max,
+		      uint64_t need, const struct nlattr *attr, void *obj)
+{
+	uint64_t seen;
+	int ret = __actrack_rp_parse(pol, max, mnl_attr_get_payload(attr),
+				     mnl_attr_get_payload_len(attr), obj,
+				     NULL, &seen);
+
+	if (!ret && (seen & need) != need)
+		return -EBADMSG;
+	return ret;
+}
+
 /* Policy lines: the field @f of the object type @T, or of the context. */
 #define RP_U32(T, f)	{ .store = RP_INT, .mnl = MNL_TYPE_U32,		\
 			  .off = offsetof(T, f), .size = sizeof(uint32_t) }
@@ -149,6 +166,11 @@ int __actrack_rp_parse(const struct rp_policy *pol, uint16_t max,
 			  .off = offsetof(T, f), .size = sizeof(uint64_t) }
 #define RP_FLAG(T, f)	{ .store = RP_TRUE, .mnl = MNL_TYPE_FLAG,	\
 			  .off = offsetof(T, f) }
+#define RP_NEST(T, f, pol, pmax, mask)					\
+			{ .store = RP_NEST, .mnl = MNL_TYPE_NESTED,	\
+			  .off = offsetof(T, f), .nest = (pol),		\
+			  .nest_max = (pmax), .need = (mask) }
+#define RP_BIT(a)	(1ULL << (a))
 #define RP_CALL(type, fun, ...)						\
 			{ .store = RP_FN, .mnl = (type), .fn = (fun),	\
 			  __VA_ARGS__ }
@@ -320,9 +342,7 @@ static int rp_thread(const struct nlattr *attr, void *obj, void *ctx)
 	t = &p->threads[i];
 	t->pid = p->pid;
 	t->start_ticks = p->start_ticks;
-	ret = __actrack_rp_parse(thread_policy, ACTRACK_T_MAX,
-				 mnl_attr_get_payload(attr),
-				 mnl_attr_get_payload_len(attr), t, NULL, NULL);
+	ret = __actrack_rp_nest(thread_policy, ACTRACK_T_MAX, 0, attr, t);
 	if (ret)
 		return ret;
 	/* A torn thread is who it was, nothing more. */
@@ -360,10 +380,8 @@ static int rp_stack(const struct nlattr *attr, void *obj, void *ctx)
 		return 0;
 	/* Counted now, so that a failure frees its bytes. */
 	c->d->nr_stacks = i + 1;
-	return __actrack_rp_parse(stack_policy, ACTRACK_K_MAX,
-				  mnl_attr_get_payload(attr),
-				  mnl_attr_get_payload_len(attr),
-				  &c->d->stacks[i], NULL, NULL);
+	return __actrack_rp_nest(stack_policy, ACTRACK_K_MAX, 0, attr,
+				 &c->d->stacks[i]);
 }
 
 #define KL_	struct actrack_death_killer
@@ -385,30 +403,6 @@ static const struct rp_policy killer_policy[ACTRACK_KL_MAX + 1] = {
 				    .size = sizeof(((KL_ *)0)->comm) },
 };
 #undef KL_
-
-/* ACTRACK_A_KILLER: kept only if it names the signal the process died of
- * (death_status() checks), with a kind. */
-static int rp_killer(const struct nlattr *attr, void *obj, void *ctx)
-{
-	struct actrack_death *d = obj;
-	struct death_ctx *c = ctx;
-	uint64_t seen;
-	int ret;
-
-	if (c->pass2)
-		return 0;
-	ret = __actrack_rp_parse(killer_policy, ACTRACK_KL_MAX,
-				 mnl_attr_get_payload(attr),
-				 mnl_attr_get_payload_len(attr), &d->killer,
-				 NULL, &seen);
-	if (ret)
-		return ret;
-	if (!(seen & (1ULL << ACTRACK_KL_KIND)) ||
-	    !(seen & (1ULL << ACTRACK_KL_SIGNAL)))
-		return -EBADMSG;
-	d->has_killer = true;
-	return 0;
-}
 
 static int rp_cmdline(const struct nlattr *attr, void *obj, void *ctx)
 {
@@ -433,6 +427,21 @@ static int rp_process_data(const struct nlattr *attr, void *obj, void *ctx)
 		  &d->process.nr_values);
 	return 0;
 }
+
+#define O_	struct actrack_death_oom
+static const struct rp_policy oom_policy[ACTRACK_OOM_MAX + 1] = {
+	[ACTRACK_OOM_ANON]		= RP_U64(O_, anon),
+	[ACTRACK_OOM_FILE]		= RP_U64(O_, file),
+	[ACTRACK_OOM_SHMEM]		= RP_U64(O_, shmem),
+	[ACTRACK_OOM_SCORE_ADJ]		= RP_U32(O_, score_adj),
+	[ACTRACK_OOM_MEMCG]		= { .store = RP_STRING,
+					    .mnl = MNL_TYPE_NUL_STRING,
+					    .off = offsetof(O_, memcg),
+					    .size = sizeof(((O_ *)0)->memcg) },
+	[ACTRACK_OOM_MEMCG_LIMIT]	= RP_U64(O_, memcg_limit),
+	[ACTRACK_OOM_MEMCG_USAGE]	= RP_U64(O_, memcg_usage),
+};
+#undef O_
 
 #define D_	struct actrack_death
 #define C_	struct death_ctx
@@ -467,7 +476,22 @@ static const struct rp_policy death_policy[ACTRACK_A_MAX + 1] = {
 					  .multi = 1),
 	[ACTRACK_A_STACK]	= RP_CALL(MNL_TYPE_NESTED, rp_stack,
 					  .multi = 1),
-	[ACTRACK_A_KILLER]	= RP_CALL(MNL_TYPE_NESTED, rp_killer),
+	/* Kept only if it names the signal the process died of (checked
+	 * in death_pass()), with a kind. */
+	[ACTRACK_A_KILLER]	= RP_NEST(D_, killer, killer_policy,
+					  ACTRACK_KL_MAX,
+					  RP_BIT(ACTRACK_KL_KIND) |
+					  RP_BIT(ACTRACK_KL_SIGNAL)),
+	[ACTRACK_A_CGROUP]	= { .store = RP_STRING,
+				    .mnl = MNL_TYPE_NUL_STRING,
+				    .off = offsetof(D_, cgroup),
+				    .size = sizeof(((D_ *)0)->cgroup) },
+	/* Only with a death by SIGKILL (checked in death_pass()). */
+	[ACTRACK_A_OOM]		= RP_NEST(D_, oom, oom_policy, ACTRACK_OOM_MAX,
+					  RP_BIT(ACTRACK_OOM_ANON) |
+					  RP_BIT(ACTRACK_OOM_FILE) |
+					  RP_BIT(ACTRACK_OOM_SHMEM) |
+					  RP_BIT(ACTRACK_OOM_SCORE_ADJ)),
 	/* STATS, ALL_UIDS, PID_NS: not part of a report we keep. */
 };
 #undef C_
@@ -541,8 +565,14 @@ static int death_pass(struct death_ctx *c, const void *attrs, size_t alen)
 	if (!HAS(c, ACTRACK_A_PID))
 		return -EBADMSG;
 	ret = death_status(c);
+	c->d->has_killer = HAS(c, ACTRACK_A_KILLER);
+	__actrack_cgroup_unit(c->d->cgroup, c->d->unit, sizeof(c->d->unit));
 	/* A sender of another signal than the fatal one is none. */
 	if (!ret && c->d->has_killer && c->d->killer.signal != c->d->signal)
+		return -EBADMSG;
+	/* The OOM killer kills with SIGKILL. */
+	c->d->has_oom = HAS(c, ACTRACK_A_OOM);
+	if (!ret && c->d->has_oom && c->d->signal != SIGKILL)
 		return -EBADMSG;
 	return ret;
 }
@@ -663,17 +693,10 @@ static const struct rp_policy stats_policy[ACTRACK_S_MAX + 1] = {
 };
 #undef S_
 
-static int rp_stats(const struct nlattr *attr, void *obj, void *ctx)
-{
-	(void)ctx;
-	return __actrack_rp_parse(stats_policy, ACTRACK_S_MAX,
-				  mnl_attr_get_payload(attr),
-				  mnl_attr_get_payload_len(attr), obj, NULL,
-				  NULL);
-}
-
 static const struct rp_policy stats_top_policy[ACTRACK_A_MAX + 1] = {
-	[ACTRACK_A_STATS]	= RP_CALL(MNL_TYPE_NESTED, rp_stats),
+	[ACTRACK_A_STATS]	= { .store = RP_NEST, .mnl = MNL_TYPE_NESTED,
+				    .nest = stats_policy,
+				    .nest_max = ACTRACK_S_MAX },
 };
 
 int __actrack_parse_stats(const struct nlmsghdr *nlh, size_t len,

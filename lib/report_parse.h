@@ -21,6 +21,7 @@ enum rp_store {
 	RP_TRUE,	/* flag: the bool field at .off becomes true */
 	RP_STRING,	/* string cut into the char[.size] at .off */
 	RP_BYTES,	/* exactly .len bytes copied to .off */
+	RP_NEST,	/* a nested set read by .nest into the object at .off */
 	RP_FN,		/* given to .fn */
 };
 
@@ -31,7 +32,9 @@ typedef int (*rp_fn)(const struct nlattr *attr, void *obj, void *ctx);
  * type it is validated as (with .len an exact payload length if not 0);
  * every attribute appears at most once unless .multi.  .ctx: the field is
  * in the caller's context, not in the object.  RP_INT values outside
- * [.min, .max] (when .max is not 0) make the message malformed.
+ * [.min, .max] (when .max is not 0) make the message malformed.  RP_NEST:
+ * the set is read by .nest (entries 0..nest_max) and must hold every
+ * type of the mask .need.
  */
 struct rp_policy {
 	uint8_t store;			/* enum rp_store */
@@ -41,6 +44,9 @@ struct rp_policy {
 	uint16_t off, size;
 	uint32_t min, max;
 	rp_fn fn;
+	const struct rp_policy *nest;
+	uint16_t nest_max;
+	uint64_t need;
 };
 
 /*
@@ -56,6 +62,16 @@ __attribute__((visibility("hidden")))
 int __actrack_rp_parse(const struct rp_policy *pol, uint16_t max,
 		       const void *start, size_t len, void *obj, void *ctx,
 		       uint64_t *seen);
+
+/*
+ * __actrack_rp_nest() - the one reader of a nested attribute set: @attr's
+ * payload read by @pol (entries 0..@max) into @obj, as by
+ * __actrack_rp_parse(); every type of the mask @need must be there.
+ * Return: 0, -EBADMSG, or a handler's -errno.
+ */
+__attribute__((visibility("hidden")))
+int __actrack_rp_nest(const struct rp_policy *pol, uint16_t max,
+		      uint64_t need, const struct nlattr *attr, void *obj);
 
 /* __actrack_rp_walk() - the same walk, calling @fn on every attribute (none if @fn
  * is NULL: only checks that the set is whole). */

@@ -255,6 +255,89 @@ TEST_F(shape, death_killer_line)
 	}
 }
 
+/* The OOM kill: one line instead of the killer's. */
+TEST_F(shape, death_oom_line)
+{
+	static const struct {
+		struct actrack_death_oom o;
+		const char *line;
+	} cases[] = {
+		{ { 522397696ULL, 0, 0, 0, "/system.slice/db.service",
+		    536870912ULL, 536608768ULL },
+		  "  killed by the OOM killer: memory cgroup "
+		  "/system.slice/db.service at its limit 512.0 MiB, rss "
+		  "498.2 MiB anon\n" },
+		{ { 1073741824ULL, 812, 3ULL << 30, -500, "", 8ULL << 30,
+		    8ULL << 30 },
+		  "  killed by the OOM killer: memory cgroup (path not told) "
+		  "at its limit 8.0 GiB, rss 1.0 GiB anon, 812 B file, "
+		  "3.0 GiB shmem, oom_score_adj -500\n" },
+		{ { 0, 0, 0, 1000, "", 0, 0 },
+		  "  killed by the OOM killer: no memory cgroup at its "
+		  "limit, rss 0 B, oom_score_adj 1000\n" },
+	};
+	const char *line;
+
+	self->f.d.has_killer = true;
+	self->f.d.killer = (struct actrack_death_killer){
+		ACTRACK_KILLER_KERNEL, SIGKILL, SI_KERNEL, 0, 0, "",
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		self->f.d.has_oom = true;
+		self->f.d.oom = cases[i].o;
+		rewind(self->out);
+		ASSERT_EQ(0, render_death_text(self->out, self->sym,
+					       &self->f.d, "live"));
+		ASSERT_EQ(0, fflush(self->out));
+		line = strchr(self->text, '\n');
+		ASSERT_NE(NULL, line);
+		EXPECT_EQ(0, strncmp(line + 1, cases[i].line,
+				     strlen(cases[i].line)))
+			TH_LOG("case %zu: %s", i, self->text);
+		/* Not also the kernel's SIGKILL line. */
+		EXPECT_EQ(NULL, strstr(self->text, "from the kernel"));
+	}
+}
+
+/* Where it lived: one line after the killer's, the unit when known. */
+TEST_F(shape, death_cgroup_line)
+{
+	static const struct {
+		const char *cgroup, *unit, *line;
+	} cases[] = {
+		{ "/system.slice/db.service", "db.service",
+		  "  cgroup /system.slice/db.service (unit db.service)\n" },
+		{ "/../outside/x", "", "  cgroup /../outside/x\n" },
+	};
+	const char *line;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(self->f.d.cgroup, sizeof(self->f.d.cgroup), "%s",
+			 cases[i].cgroup);
+		snprintf(self->f.d.unit, sizeof(self->f.d.unit), "%s",
+			 cases[i].unit);
+		rewind(self->out);
+		ASSERT_EQ(0, render_death_text(self->out, self->sym,
+					       &self->f.d, "live"));
+		ASSERT_EQ(0, fflush(self->out));
+		line = strchr(self->text, '\n');
+		ASSERT_NE(NULL, line);
+		EXPECT_EQ(0, strncmp(line + 1, cases[i].line,
+				     strlen(cases[i].line)))
+			TH_LOG("case %zu: %s", i, self->text);
+	}
+	/* None: no line (the next is the uid line). */
+	self->f.d.cgroup[0] = '\0';
+	self->f.d.unit[0] = '\0';
+	rewind(self->out);
+	ASSERT_EQ(0, render_death_text(self->out, self->sym, &self->f.d,
+				       "live"));
+	ASSERT_EQ(0, fflush(self->out));
+	line = strchr(self->text, '\n');
+	ASSERT_NE(NULL, line);
+	EXPECT_EQ(0, strncmp(line + 1, "  uid ", 6)) TH_LOG("%s", self->text);
+}
+
 /*
  * One renderer: the process of the report, given to the renderer as a
  * snapshot process (what dump has), comes out line for line as the body
@@ -360,6 +443,16 @@ TEST_F(shape, death_json_validates)
 	self->f.d.has_killer = true;
 	self->f.d.killer = (struct actrack_death_killer){
 		ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0, "grim-reaper",
+	};
+	/* And where it lived. */
+	snprintf(self->f.d.cgroup, sizeof(self->f.d.cgroup),
+		 "/system.slice/db.service");
+	snprintf(self->f.d.unit, sizeof(self->f.d.unit), "db.service");
+	/* And the OOM kill. */
+	self->f.d.has_oom = true;
+	self->f.d.oom = (struct actrack_death_oom){
+		522397696ULL, 0, 0, -500, "/system.slice/db.service",
+		536870912ULL, 536608768ULL,
 	};
 	EXPECT_EQ(0, render_death_json(&j, self->sym, &self->f.d, "recent"));
 	EXPECT_EQ(0, json_finish(&j));

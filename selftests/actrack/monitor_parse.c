@@ -249,6 +249,131 @@ TEST(killer)
 	free(buf);
 }
 
+/*
+ * ACTRACK_A_CGROUP (ABI 1.7): the path as sent, and the systemd unit the
+ * library derives from it (the last .service or .scope component,
+ * unescaped); without it (an older module) both are "".  One that is not
+ * a string is malformed.
+ */
+TEST(cgroup)
+{
+	static const struct {
+		const char *path, *unit;
+	} cases[] = {
+		{ "/system.slice/db.service", "db.service" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+		  "app-gnome-term-4242.scope", "app-gnome-term-4242.scope" },
+		{ "/system.slice/db.service/worker", "db.service" },
+		{ "/../../system.slice/cron.service", "cron.service" },
+		{ "/machine.slice/_cpu.service", "cpu.service" },
+		{ "/system.slice", "" },
+		{ "/a/.service/.scope", "" },
+		{ "/", "" },
+		{ "/x.services/y.scoped", "" },
+	};
+	struct actrack_death d;
+	char *buf;
+	struct nlmsghdr *nlh;
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_STREQ("", d.cgroup);
+	EXPECT_STREQ("", d.unit);
+	__actrack_free_death(&d);
+	free(buf);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf = new_msg(ACTRACK_CMD_DEATH);
+		nlh = valid_msg(buf, 0);
+		mnl_attr_put_strz(nlh, ACTRACK_A_CGROUP, cases[i].path);
+		ASSERT_EQ(0, parse(nlh, &d));
+		EXPECT_STREQ(cases[i].path, d.cgroup);
+		EXPECT_STREQ(cases[i].unit, d.unit) TH_LOG("%s", cases[i].path);
+		__actrack_free_death(&d);
+		free(buf);
+	}
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	mnl_attr_put(nlh, ACTRACK_A_CGROUP, 4, "/abc");	/* no NUL */
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
+	free(buf);
+}
+
+static void put_oom(struct nlmsghdr *nlh, const char *memcg, bool rss)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_OOM);
+
+	if (rss) {
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_ANON, 522397696ULL);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_FILE, 4096);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_SHMEM, 0);
+	}
+	mnl_attr_put_u32(nlh, ACTRACK_OOM_SCORE_ADJ, (uint32_t)-500);
+	if (memcg) {
+		mnl_attr_put_strz(nlh, ACTRACK_OOM_MEMCG, memcg);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_MEMCG_LIMIT, 536870912ULL);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_MEMCG_USAGE, 536608768ULL);
+	}
+	mnl_attr_nest_end(nlh, nest);
+}
+
+/*
+ * ACTRACK_A_OOM (ABI 1.7): parsed into has_oom and oom, with or without
+ * a memory cgroup; absent (an older module): has_oom false.  One without
+ * its RSS, or with a death by another signal than SIGKILL, is malformed.
+ */
+TEST(oom)
+{
+	char *buf = new_msg(ACTRACK_CMD_DEATH);
+	struct nlmsghdr *nlh = valid_msg(buf, 0);
+	struct actrack_death d;
+
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_FALSE(d.has_oom);
+	EXPECT_EQ(0U, d.oom.anon);
+	__actrack_free_death(&d);
+
+	put_oom(nlh, "/system.slice/db.service", true);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_TRUE(d.has_oom);
+	EXPECT_EQ(522397696ULL, d.oom.anon);
+	EXPECT_EQ(4096ULL, d.oom.file);
+	EXPECT_EQ(0ULL, d.oom.shmem);
+	EXPECT_EQ(-500, d.oom.score_adj);
+	EXPECT_STREQ("/system.slice/db.service", d.oom.memcg);
+	EXPECT_EQ(536870912ULL, d.oom.memcg_limit);
+	EXPECT_EQ(536608768ULL, d.oom.memcg_usage);
+	__actrack_free_death(&d);
+	free(buf);
+
+	/* A global OOM: no memory cgroup. */
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	put_oom(nlh, NULL, true);
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_TRUE(d.has_oom);
+	EXPECT_STREQ("", d.oom.memcg);
+	EXPECT_EQ(0ULL, d.oom.memcg_limit);
+	__actrack_free_death(&d);
+	free(buf);
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	put_oom(nlh, NULL, false);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* no RSS */
+	free(buf);
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 4243);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, SIGTERM);
+	put_oom(nlh, NULL, true);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* not SIGKILL */
+	free(buf);
+}
+
 /* Build a valid report, then let @mutate break it; it must be refused. */
 typedef void (*mutate_fn)(struct nlmsghdr *nlh);
 

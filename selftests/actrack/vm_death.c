@@ -8,30 +8,21 @@
 #include "vm_util.h"
 
 FIXTURE(death) {
-	struct actrack_monitor *m;
-	struct vm_deaths *ds;
+	struct vm_watch w;
 	char cmdline[ACTRACK_CMDLINE_MAX + 1];
 };
 
 FIXTURE_SETUP(death)
 {
-	self->m = NULL;
-	self->ds = NULL;
+	memset(&self->w, 0, sizeof(self->w));
 	VM_REQUIRE_MODULE();
-	ASSERT_EQ(0, actrack_monitor_open(0, &self->m));
-	self->ds = calloc(1, sizeof(*self->ds));
-	ASSERT_NE(NULL, self->ds);
+	ASSERT_EQ(0, vm_watch_mine(&self->w));
 	vm_own_cmdline(self->cmdline, sizeof(self->cmdline));
 }
 
 FIXTURE_TEARDOWN(death)
 {
-	if (self->m)
-		actrack_monitor_close(self->m);
-	if (self->ds) {
-		vm_deaths_free(self->ds);
-		free(self->ds);
-	}
+	vm_watch_close(&self->w);
 }
 
 /* The workers' stacks as vm_victim_worker() builds them. */
@@ -97,7 +88,7 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 
 	VM_SETUP_SKIPPED();
 
-	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st0));
+	ASSERT_EQ(0, actrack_monitor_stats(self->w.m, &st0));
 	ASSERT_EQ(0, vm_victim_start(&cfg, &v));
 	/* After the victim: a reader never creates the uid's arena. */
 	ASSERT_EQ(0, vm_map_open(&map, -1, false));
@@ -114,9 +105,9 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 	ASSERT_EQ(0, kill(v.pid, SIGKILL));
 	end = t0 + 10000000000ULL;
 	while ((!t_report || !t_freed) && vm_mono_ns() < end) {
-		actrack_monitor_dispatch(self->m, t_report ? 0 : 1,
-					 vm_keep_death, self->ds);
-		if (!t_report && (d = vm_find_death(self->ds, v.pid)))
+		actrack_monitor_dispatch(self->w.m, t_report ? 0 : 1,
+					 vm_keep_death, self->w.ds);
+		if (!t_report && (d = vm_find_death(self->w.ds, v.pid)))
 			t_report = vm_mono_ns();
 		if (!t_freed && !vm_count_owned(&map, v.pid, v.start_ticks, 0,
 						ACTRACK_TYPE_ANY))
@@ -130,7 +121,7 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 	       "freed %llu us", v.pid, before,
 	       t_report ? (unsigned long long)(t_report - t0) / 1000 : 0ULL,
 	       t_freed ? (unsigned long long)(t_freed - t0) / 1000 : 0ULL);
-	if (!t_report && !actrack_monitor_stats(self->m, &st1))
+	if (!t_report && !actrack_monitor_stats(self->w.m, &st1))
 		TH_LOG("no report; module: reports sent %llu dropped %llu",
 		       (unsigned long long)st1.reports_sent,
 		       (unsigned long long)st1.reports_dropped);
@@ -167,7 +158,7 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 		struct actrack_death *r;
 
 		ASSERT_NE(NULL, ring);
-		recent = actrack_monitor_recent(self->m, vm_keep_death, ring);
+		recent = actrack_monitor_recent(self->w.m, vm_keep_death, ring);
 		EXPECT_GE(recent, 1);
 		r = vm_find_death(ring, v.pid);
 		ASSERT_NE(NULL, r) TH_LOG("pid %d not in the recent ring", v.pid);
@@ -178,7 +169,7 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 		free(ring);
 	}
 
-	ASSERT_EQ(0, actrack_monitor_stats(self->m, &st1));
+	ASSERT_EQ(0, actrack_monitor_stats(self->w.m, &st1));
 	TH_LOG("module: cleanups %llu -> %llu, records freed %llu -> %llu, "
 	       "reports sent %llu -> %llu, dropped %llu",
 	       (unsigned long long)st0.cleanups,
@@ -220,7 +211,7 @@ TEST_F_TIMEOUT(death, exit_codes_and_phases, 120)
 		status = vm_victim_cmd(&v, 'x', cases[i].code);
 		ASSERT_TRUE(WIFEXITED(status));
 		ASSERT_EQ(cases[i].code, WEXITSTATUS(status));
-		d = vm_wait_death(self->m, self->ds, v.pid, 10000);
+		d = vm_wait_death(self->w.m, self->w.ds, v.pid, 10000);
 		ASSERT_NE(NULL, d) TH_LOG("no report for exit(%d)",
 					  cases[i].code);
 		EXPECT_EQ(cases[i].code, d->exit_code);
@@ -253,7 +244,7 @@ TEST_F_TIMEOUT(death, abort_with_core, 120)
 	status = vm_victim_cmd(&v, 'a', 0);
 	ASSERT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(SIGABRT, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, v.pid, 10000);
+	d = vm_wait_death(self->w.m, self->w.ds, v.pid, 10000);
 	ASSERT_NE(NULL, d);
 	TH_LOG("SIGABRT, core %s", WCOREDUMP(status) ? "dumped" : "not dumped");
 	EXPECT_EQ(status, d->wait_status);
@@ -385,12 +376,12 @@ TEST_F_TIMEOUT(death, user_data, 120)
 	r.pid = (uint32_t)pid;
 	end = vm_mono_ns() + 10000000000ULL;
 	while (!r.found && vm_mono_ns() < end)
-		actrack_monitor_dispatch(self->m, 100, ud_keep, &r);
+		actrack_monitor_dispatch(self->w.m, 100, ud_keep, &r);
 	check_ud(_metadata, &r);
 
 	memset(&r, 0, sizeof(r));
 	r.pid = (uint32_t)pid;
-	EXPECT_GE(actrack_monitor_recent(self->m, ud_keep, &r), 1);
+	EXPECT_GE(actrack_monitor_recent(self->w.m, ud_keep, &r), 1);
 	check_ud(_metadata, &r);
 }
 
@@ -414,7 +405,7 @@ TEST_F_TIMEOUT(death, burst_of_32, 240)
 		close(v[i].go_fd);
 	}
 	for (i = 0; i < 32; i++)
-		found += !!vm_wait_death(self->m, self->ds, v[i].pid, 10000);
+		found += !!vm_wait_death(self->w.m, self->w.ds, v[i].pid, 10000);
 	t1 = vm_mono_ns();
 	TH_LOG("32 processes killed together: %d reports in %llu ms", found,
 	       (unsigned long long)(t1 - t0) / 1000000);
@@ -422,8 +413,8 @@ TEST_F_TIMEOUT(death, burst_of_32, 240)
 	for (i = 0; i < 32; i++) {
 		unsigned int j, n = 0;
 
-		for (j = 0; j < self->ds->nr; j++)
-			n += self->ds->d[j].process.pid == (uint32_t)v[i].pid;
+		for (j = 0; j < self->w.ds->nr; j++)
+			n += self->w.ds->d[j].process.pid == (uint32_t)v[i].pid;
 		EXPECT_EQ(1, n);
 	}
 }

@@ -4,35 +4,26 @@
  * process died of (issue 28, item 1).  A tracked victim is killed by a
  * helper that renamed itself, through pidfd_send_signal(), by itself
  * (raise()), by the kernel (a NULL store, RLIMIT_CPU); the sender of a
- * signal that did not kill is not named; and a reader in a child pid namespace is not
- * told the pid of a sender outside it.
+ * signal that did not kill is not named; and a reader in a child pid
+ * namespace is not told the pid of a sender outside it.
  */
 #include <sys/prctl.h>
 #include "vm_util.h"
 
 FIXTURE(killer) {
-	struct actrack_monitor *m;
-	struct vm_deaths *ds;
+	struct vm_watch w;
 };
 
 FIXTURE_SETUP(killer)
 {
-	self->m = NULL;
-	self->ds = NULL;
+	memset(&self->w, 0, sizeof(self->w));
 	VM_REQUIRE_MODULE();
-	ASSERT_EQ(0, actrack_monitor_open(0, &self->m));
-	self->ds = calloc(1, sizeof(*self->ds));
-	ASSERT_NE(NULL, self->ds);
+	ASSERT_EQ(0, vm_watch_mine(&self->w));
 }
 
 FIXTURE_TEARDOWN(killer)
 {
-	if (self->m)
-		actrack_monitor_close(self->m);
-	if (self->ds) {
-		vm_deaths_free(self->ds);
-		free(self->ds);
-	}
+	vm_watch_close(&self->w);
 }
 
 /*
@@ -117,14 +108,6 @@ static int victim_reap(struct victim *v)
 	return status;
 }
 
-static void expect_no_self_sender(struct __test_metadata *_metadata,
-				  const struct actrack_death *d)
-{
-	EXPECT_EQ(0U, d->killer.pid);
-	EXPECT_EQ(0U, d->killer.uid);
-	EXPECT_STREQ("", d->killer.comm);
-}
-
 /* A helper renamed "grim-reaper" SIGKILLs the victim with kill(). */
 TEST_F_TIMEOUT(killer, sigkill_from_helper, 120)
 {
@@ -147,7 +130,7 @@ TEST_F_TIMEOUT(killer, sigkill_from_helper, 120)
 	status = victim_reap(&v);
 	ASSERT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(SIGKILL, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)v.pid, 10000);
 	ASSERT_NE(NULL, d);
 	ASSERT_TRUE(d->has_killer);
 	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d->killer.kind);
@@ -186,7 +169,7 @@ TEST_F_TIMEOUT(killer, sigkill_by_pidfd, 120)
 	close(pidfd);
 	status = victim_reap(&v);
 	ASSERT_EQ(SIGKILL, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)v.pid, 10000);
 	ASSERT_NE(NULL, d);
 	ASSERT_TRUE(d->has_killer);
 	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d->killer.kind);
@@ -210,7 +193,7 @@ TEST_F_TIMEOUT(killer, raise_sigterm_is_itself, 120)
 	status = victim_reap(&v);
 	ASSERT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(SIGTERM, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)v.pid, 10000);
 	ASSERT_NE(NULL, d);
 	ASSERT_TRUE(d->has_killer);
 	EXPECT_EQ(ACTRACK_KILLER_SELF, d->killer.kind);
@@ -220,48 +203,51 @@ TEST_F_TIMEOUT(killer, raise_sigterm_is_itself, 120)
 	EXPECT_EQ(getuid(), d->killer.uid);
 }
 
-/* A NULL store: the kernel's SIGSEGV (SEGV_MAPERR), not the victim's. */
-TEST_F_TIMEOUT(killer, sigsegv_from_the_kernel, 120)
+/*
+ * The kernel is the sender: a victim's command byte, the signal it dies
+ * of and the si_code the kernel sends it with.
+ */
+static const struct kernel_kill {
+	const char *what;
+	char cmd;
+	int sig, code;
+} kernel_kills[] = {
+	/* A NULL store: the kernel's SIGSEGV, not the victim's. */
+	{ "NULL store", 's', SIGSEGV, SEGV_MAPERR },
+	/* RLIMIT_CPU: SIGXCPU sent with SEND_SIG_PRIV. */
+	{ "RLIMIT_CPU", 'c', SIGXCPU, SI_KERNEL },
+};
+
+static void expect_kernel_kill(struct __test_metadata *_metadata,
+			       struct vm_watch *w, const struct kernel_kill *k)
 {
 	struct actrack_death *d;
 	struct victim v;
 	int status;
 
-	VM_SETUP_SKIPPED();
+	TH_LOG("%s", k->what);
 	ASSERT_EQ(0, victim_start(&v));
-	ASSERT_EQ(1, write(v.go, "s", 1));
+	ASSERT_EQ(1, write(v.go, &k->cmd, 1));
 	status = victim_reap(&v);
 	ASSERT_TRUE(WIFSIGNALED(status));
-	ASSERT_EQ(SIGSEGV, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	ASSERT_EQ(k->sig, WTERMSIG(status));
+	d = vm_wait_death(w->m, w->ds, (uint32_t)v.pid, 10000);
 	ASSERT_NE(NULL, d);
 	ASSERT_TRUE(d->has_killer);
 	EXPECT_EQ(ACTRACK_KILLER_KERNEL, d->killer.kind);
-	EXPECT_EQ(SIGSEGV, d->killer.signal);
-	EXPECT_EQ(SEGV_MAPERR, d->killer.code);
-	expect_no_self_sender(_metadata, d);
+	EXPECT_EQ(k->sig, d->killer.signal);
+	EXPECT_EQ(k->code, d->killer.code);
+	/* Nobody's pid, uid or name, not even the victim's. */
+	EXPECT_EQ(0U, d->killer.pid);
+	EXPECT_EQ(0U, d->killer.uid);
+	EXPECT_STREQ("", d->killer.comm);
 }
 
-/* RLIMIT_CPU: the kernel's SIGXCPU (SEND_SIG_PRIV: SI_KERNEL). */
-TEST_F_TIMEOUT(killer, sigxcpu_from_rlimit_cpu, 180)
+TEST_F_TIMEOUT(killer, kernel_is_the_sender, 300)
 {
-	struct actrack_death *d;
-	struct victim v;
-	int status;
-
 	VM_SETUP_SKIPPED();
-	ASSERT_EQ(0, victim_start(&v));
-	ASSERT_EQ(1, write(v.go, "c", 1));
-	status = victim_reap(&v);
-	ASSERT_TRUE(WIFSIGNALED(status));
-	ASSERT_EQ(SIGXCPU, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
-	ASSERT_NE(NULL, d);
-	ASSERT_TRUE(d->has_killer);
-	EXPECT_EQ(ACTRACK_KILLER_KERNEL, d->killer.kind);
-	EXPECT_EQ(SIGXCPU, d->killer.signal);
-	EXPECT_EQ(SI_KERNEL, d->killer.code);
-	expect_no_self_sender(_metadata, d);
+	for (size_t i = 0; i < ARRAY_SIZE(kernel_kills); i++)
+		expect_kernel_kill(_metadata, &self->w, &kernel_kills[i]);
 }
 
 /*
@@ -288,7 +274,7 @@ TEST_F_TIMEOUT(killer, other_signal_names_nobody, 120)
 	ASSERT_EQ(0, kill(v.pid, SIGKILL));
 	status = victim_reap(&v);
 	ASSERT_EQ(SIGKILL, WTERMSIG(status));
-	d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 10000);
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)v.pid, 10000);
 	ASSERT_NE(NULL, d);
 	EXPECT_FALSE(d->has_killer);
 	EXPECT_EQ(0U, d->killer.kind);
@@ -375,7 +361,7 @@ TEST_F_TIMEOUT(killer, sender_outside_reader_pid_ns, 120)
 	ASSERT_EQ(1, write(go[1], "k", 1));
 	ASSERT_EQ(mid, waitpid(mid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("inner reader step failed");
-	d = vm_wait_death(self->m, self->ds, (uint32_t)victim, 10000);
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)victim, 10000);
 	ASSERT_NE(NULL, d);
 	ASSERT_TRUE(d->has_killer);
 	EXPECT_EQ((uint32_t)getpid(), d->killer.pid);

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -176,9 +178,10 @@ void vm_keep_death(const struct actrack_death *d, void *arg);
 void vm_deaths_free(struct vm_deaths *ds);
 
 /*
- * What the tests that kill many processes of many uids and count their
- * reports share: one subscription for every uid and the deaths it
- * collects (large: on the heap).
+ * A subscription to death reports and the deaths it collects (large: on
+ * the heap): the fixture of the tests that watch their own processes
+ * die (vm_watch_mine()), and of those that kill many processes of many
+ * uids and count their reports (vm_watch_open()).
  */
 struct vm_watch {
 	struct actrack_monitor *m;
@@ -187,8 +190,15 @@ struct vm_watch {
 
 void vm_watch_close(struct vm_watch *w);
 
-/* Return: 0, or -errno with nothing left open. */
+/* @flags: actrack_monitor_open()'s.  Return: 0, or -errno with nothing
+ * left open. */
+int vm_watch_open_flags(struct vm_watch *w, uint32_t flags);
+
+/* Every uid's reports. */
 int vm_watch_open(struct vm_watch *w);
+
+/* The reports of our own uid's processes. */
+int vm_watch_mine(struct vm_watch *w);
 
 struct actrack_death *vm_find_death(struct vm_deaths *ds, uint32_t pid);
 
@@ -247,5 +257,28 @@ int vm_victim_start(const struct vm_victim_cfg *cfg, struct vm_victim *v);
 int vm_victim_cmd(struct vm_victim *v, char cmd, int code);
 
 int vm_victim_kill(struct vm_victim *v, int sig);
+
+/* ---------------------------------------------------------------------- */
+/* cgroup v2                                                               */
+
+#define VM_CG_ROOT	"/sys/fs/cgroup"
+
+/* cgroup2 at VM_CG_ROOT, mounted if it is not.  Return: 0 or -errno. */
+int vm_cg_mount(void);
+
+/*
+ * Write @val to the cgroup file @dir/@file.  Return: 0, -errno when it
+ * does not open, -EIO when the write fails or falls short.
+ */
+int vm_cg_write(const char *dir, const char *file, const char *val);
+
+/* Move @pid into the cgroup @dir.  Return: 0 or -errno. */
+int vm_cg_move(const char *dir, pid_t pid);
+
+/*
+ * The "0::" line of /proc/@pid/cgroup (the cgroup v2 path as the
+ * caller's cgroup namespace shows it) into @buf.  Return: 0 or -errno.
+ */
+int vm_cg_of(pid_t pid, char *buf, size_t len);
 
 #endif /* ACTRACK_VM_UTIL_H */

@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	6
+#define ACTRACK_ABI_MINOR	7
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -608,9 +608,21 @@ enum actrack_genl_attr {
 	ACTRACK_A_KILLER,		/* nested, ACTRACK_KL_* (ABI 1.6): who
 					 * sent the signal it died of; see
 					 * "The sender of the fatal signal" */
+	ACTRACK_A_CGROUP,		/* string (ABI 1.7): the process's
+					 * cgroup v2 path as it died, as the
+					 * reader's cgroup namespace shows it
+					 * (the "0::" line of /proc/PID/
+					 * cgroup); absent when unknown or
+					 * longer than ACTRACK_CGROUP_MAX - 1 */
+	ACTRACK_A_OOM,			/* nested, ACTRACK_OOM_* (ABI 1.7): the
+					 * OOM killer chose it; see "The OOM
+					 * kill" */
 	__ACTRACK_A_MAX,
 };
 #define ACTRACK_A_MAX (__ACTRACK_A_MAX - 1)
+
+/* (ABI 1.7) The longest ACTRACK_A_CGROUP, with its NUL. */
+#define ACTRACK_CGROUP_MAX		1024
 
 #define ACTRACK_DEATH_ARENA_CORRUPT	(1U << 0)	/* walk met bad data */
 /* too many threads or activities, or user data was cut */
@@ -763,6 +775,32 @@ enum actrack_genl_killer_attr {
 #define ACTRACK_KILLER_PROCESS	1	/* another process */
 #define ACTRACK_KILLER_SELF	2	/* the process itself */
 #define ACTRACK_KILLER_KERNEL	3	/* the kernel */
+
+/*
+ * The OOM kill (ABI 1.7).  Writer: K, in the oom:mark_victim tracepoint,
+ * as the OOM killer (global or a memory cgroup's) marks the process its
+ * victim, right after sending it SIGKILL: the victim's RSS by kind and
+ * its oom_score_adj at that moment, and the nearest memory cgroup from
+ * the victim's up whose usage was within one charge batch of its
+ * memory.max (the one at its limit), with that limit and usage.
+ * Present only when the process died of SIGKILL.  ACTRACK_OOM_MEMCG is
+ * that cgroup's path as the reader's cgroup namespace shows it (as
+ * ACTRACK_A_CGROUP); the three MEMCG attributes are absent for a global
+ * OOM (no memory cgroup near its limit), MEMCG alone also when too long.
+ */
+enum actrack_genl_oom_attr {
+	ACTRACK_OOM_UNSPEC,
+	ACTRACK_OOM_PAD,
+	ACTRACK_OOM_ANON,		/* u64, bytes of anonymous RSS */
+	ACTRACK_OOM_FILE,		/* u64, bytes of file RSS */
+	ACTRACK_OOM_SHMEM,		/* u64, bytes of shmem RSS */
+	ACTRACK_OOM_SCORE_ADJ,		/* u32 (s32 bits), -1000..1000 */
+	ACTRACK_OOM_MEMCG,		/* string, a cgroup path */
+	ACTRACK_OOM_MEMCG_LIMIT,	/* u64, bytes: its memory.max */
+	ACTRACK_OOM_MEMCG_USAGE,	/* u64, bytes: its memory.current */
+	__ACTRACK_OOM_MAX,
+};
+#define ACTRACK_OOM_MAX (__ACTRACK_OOM_MAX - 1)
 
 /*
  * GET_STATS: counters of the caller's own arena (its uid), or module-wide

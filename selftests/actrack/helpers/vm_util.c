@@ -332,19 +332,30 @@ void vm_watch_close(struct vm_watch *w)
 	w->ds = NULL;
 }
 
-int vm_watch_open(struct vm_watch *w)
+int vm_watch_open_flags(struct vm_watch *w, uint32_t flags)
 {
 	int ret;
 
+	w->m = NULL;
 	w->ds = calloc(1, sizeof(*w->ds));
 	if (!w->ds)
 		return -ENOMEM;
-	ret = actrack_monitor_open(ACTRACK_MONITOR_ALL_UIDS, &w->m);
+	ret = actrack_monitor_open(flags, &w->m);
 	if (ret) {
 		w->m = NULL;
 		vm_watch_close(w);
 	}
 	return ret;
+}
+
+int vm_watch_open(struct vm_watch *w)
+{
+	return vm_watch_open_flags(w, ACTRACK_MONITOR_ALL_UIDS);
+}
+
+int vm_watch_mine(struct vm_watch *w)
+{
+	return vm_watch_open_flags(w, 0);
 }
 
 struct actrack_death *vm_find_death(struct vm_deaths *ds, uint32_t pid)
@@ -554,4 +565,67 @@ int vm_victim_kill(struct vm_victim *v, int sig)
 		return -errno;
 	close(v->go_fd);
 	return status;
+}
+
+/* cgroup2 at VM_CG_ROOT, mounted if it is not.  Return: 0 or -errno. */
+int vm_cg_mount(void)
+{
+	struct stat st;
+
+	if (!stat(VM_CG_ROOT "/cgroup.controllers", &st))
+		return 0;
+	return mount("none", VM_CG_ROOT, "cgroup2", 0, NULL) ? -errno : 0;
+}
+
+/*
+ * Write @val to the cgroup file @dir/@file.  Return: 0, -errno when it
+ * does not open, -EIO when the write fails or falls short.
+ */
+int vm_cg_write(const char *dir, const char *file, const char *val)
+{
+	size_t n = strlen(val);
+	char path[PATH_MAX];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, n) == (ssize_t)n ? 0 : -EIO;
+	close(fd);
+	return ret;
+}
+
+/* Move @pid into the cgroup @dir.  Return: 0 or -errno. */
+int vm_cg_move(const char *dir, pid_t pid)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	return vm_cg_write(dir, "cgroup.procs", buf);
+}
+
+/*
+ * The "0::" line of /proc/@pid/cgroup (the cgroup v2 path as the
+ * caller's cgroup namespace shows it) into @buf.  Return: 0 or -errno.
+ */
+int vm_cg_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[PATH_MAX + 8];
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			ret = strlen(line + 3) < len ? 0 : -ENAMETOOLONG;
+			if (!ret)
+				strcpy(buf, line + 3);
+		}
+	fclose(f);
+	return ret;
 }
