@@ -32,6 +32,9 @@
 #   make install         PREFIX=/usr/local: library, headers, .pc, CLI, man
 #   make uninstall       the same files removed (same PREFIX, LIBDIR, DESTDIR)
 #   make deb             Debian packages (debian/) into build/deb, lintian
+#   make check-dkms      those packages' module source built by DKMS for
+#                        5.10, 6.1, 6.12 and 7.2, older kernels refused:
+#                        scripts/dkms-check
 #   make check-system    those packages on a booted Debian 12 image (qemu,
 #                        systemd): scripts/systemtest
 #   CC=clang, SANITIZE=1 (ASan+UBSan), TSAN=1 (ThreadSanitizer) select
@@ -449,6 +452,17 @@ deb:
 		--exclude=./.git . | tar -x -C $(DEB_SRC)
 	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
 	lintian --fail-on error,warning --info $(DEB_DIR)/actrack_$(VERSION)_*.changes
+
+# make check-dkms: actrack-dkms's source, unpacked from the .deb, added and
+# built by DKMS for 5.10 and 7.2 (in scripts/kernel-root's chroots, with
+# their suites' own dkms and compiler) and for 6.1 and 6.12 (the host's
+# dkms and headers), each checked for actrack.ko with its kernel's
+# vermagic; and DKMS refusing kernels older than 5.10
+# (BUILD_EXCLUSIVE_KERNEL).  Nothing is installed into a kernel or loaded
+# (scripts/dkms-check).  Not part of make check: figures in docs/install.md.
+.PHONY: check-dkms
+check-dkms: deb
+	scripts/dkms-check --debs $(DEB_DIR) --build-dir $(O)
 
 # make check-system: the packages installed on a booted Debian 12 image
 # (mmdebstrap, cached in ~/.cache/actrack; qemu TCG, systemd): see
