@@ -345,8 +345,10 @@ int actrack_proc_register_thread(struct actrack_karena *ka, u32 tracker)
 	/* Without this thread's entry only a walk finds its records. */
 	if (ret) {
 		WRITE_ONCE(p->trackers_lost, true);
-		/* A store racing with this one may still add an entry: the
-		 * last reference frees it (actrack_proc_put()). */
+		/*
+		 * A store racing with this one may still add an entry: the
+		 * last reference frees it (actrack_proc_put()).
+		 */
 		xa_destroy(&p->trackers);
 	} else if (tracker) {
 		WRITE_ONCE(p->registers, true);
