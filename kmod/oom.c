@@ -82,7 +82,7 @@ static void actrack_oom_probe(void *data, ACTRACK_PROBE_MARK_VICTIM_ARGS)
 	struct task_struct *victim;
 	struct actrack_kproc *p;
 
-	if (likely(!actrack_procs_attached()))
+	if (likely(!actrack_procs_hashed()))
 		return;
 	rcu_read_lock();
 	victim = actrack_oom_victim(task);
