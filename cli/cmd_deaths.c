@@ -30,6 +30,7 @@ struct deaths_opts {
 	const char *directory, *file;
 	const char *match;		/* PID or COMM */
 	bool oom;			/* OOM kills only */
+	const char *killed_by;		/* the sender's comm, or NULL */
 };
 
 static uint64_t real_us(void)
@@ -127,6 +128,7 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 		{ "directory",	required_argument,	NULL, 'D' },
 		{ "file",	required_argument,	NULL, 'F' },
 		{ "oom",	no_argument,		NULL, 'O' },
+		{ "killed-by",	required_argument,	NULL, 'K' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -167,12 +169,21 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 		case 'O':
 			o->oom = true;
 			break;
+		case 'K':
+			/* A comm: what the kernel keeps, never empty. */
+			if (!*optarg || strlen(optarg) > 15)
+				return cli_usage_error("deaths", "deaths: "
+						       "--killed-by: not a "
+						       "command name (1 to 15 "
+						       "bytes): '%s'", optarg);
+			o->killed_by = optarg;
+			break;
 		case 'h':
 			fputs(cli_help_page("deaths"), stdout);
 			return 0;
 		default:
 			if (optopt == 'S' || optopt == 'U' || optopt == 'D' ||
-			    optopt == 'F')
+			    optopt == 'F' || optopt == 'K')
 				return cli_usage_error("deaths", "deaths: %s: "
 						       "missing argument",
 						       argv[optind - 1]);
@@ -373,6 +384,11 @@ static int add_matches(sd_journal *j, const struct deaths_opts *o)
 	/* Matches of different fields must all hold. */
 	if (ret >= 0 && o->oom)
 		ret = sd_journal_add_match(j, "ACTRACK_OOM=1", 0);
+	if (ret >= 0 && o->killed_by) {
+		snprintf(buf, sizeof(buf), "ACTRACK_KILLER_COMM=%s",
+			 o->killed_by);
+		ret = sd_journal_add_match(j, buf, 0);
+	}
 	if (ret < 0 || !o->match)
 		return ret;
 	for (const char *p = o->match; *p; p++)

@@ -38,6 +38,7 @@ struct entry {
 	const char *signal, *signal_name, *core, *exit_code;
 	const char *message, *report;
 	const char *oom;		/* ACTRACK_OOM, or NULL */
+	const char *killer_comm;	/* ACTRACK_KILLER_COMM, or NULL */
 };
 
 static const struct entry entries[] = {
@@ -45,20 +46,21 @@ static const struct entry entries[] = {
 	  "main-loop-started", "11", "SIGSEGV", "1", NULL,
 	  "pid 100 (/usr/bin/server --port 80) killed by SIGSEGV [core dumped] "
 	  "after phase main-loop-started\n  uid 1000, start tick 5",
-	  "{\"pid\": 100, \"signal\": 11}", NULL },
+	  "{\"pid\": 100, \"signal\": 11}", NULL, NULL },
 	/* Someone else's entry: never listed. */
 	{ T0 + 60, "00000000000000000000000000000000", "100", "0", "other",
-	  "other", "none", NULL, NULL, NULL, "0", "unrelated", "{}", NULL },
+	  "other", "none", NULL, NULL, NULL, "0", "unrelated", "{}", NULL,
+	  NULL },
 	{ T0 + 3600, MESSAGE_ID, "200", "0", "batch", "batch\x1b[2J -n 3",
 	  "initialized", NULL, NULL, NULL, "3",
 	  "pid 200 (batch\\x1b[2J -n 3) exited with code 3 after phase "
-	  "initialized", "{\"pid\": 200, \"exit_code\": 3}", NULL },
+	  "initialized", "{\"pid\": 200, \"exit_code\": 3}", NULL, NULL },
 	/* pid 100 again (reused), later. */
 	{ T0 + 7200, MESSAGE_ID, "100", "1000", "worker", "worker",
 	  "starting", "9", "SIGKILL", "0", NULL,
 	  "pid 100 (worker) killed by SIGKILL after phase starting\n"
 	  "  uid 1000\n  thread 100 \"main\", depth 0: idle",
-	  "{\"pid\": 100, \"signal\": 9}", "1" },
+	  "{\"pid\": 100, \"signal\": 9}", "1", "grim-reaper" },
 };
 
 #define NR_ENTRIES	(sizeof(entries) / sizeof(entries[0]))
@@ -100,6 +102,8 @@ static int write_journal(const char *dir, char *journal, size_t len)
 		}
 		if (e->oom)
 			put_field(f, "ACTRACK_OOM", e->oom);
+		if (e->killer_comm)
+			put_field(f, "ACTRACK_KILLER_COMM", e->killer_comm);
 		put_field(f, "ACTRACK_REPORT", e->report);
 		fputc('\n', f);
 	}
@@ -231,6 +235,26 @@ TEST_F(deaths, select_oom_kills)
 	EXPECT_EQ(2, count_lines(self->r.out));
 	DEATHS(self->file_opt, "--oom", "server");
 	EXPECT_EQ(1, self->r.status);
+}
+
+TEST_F(deaths, select_by_sender)
+{
+	SETUP_SKIPPED();
+	DEATHS(self->file_opt, "--killed-by", "grim-reaper");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_STREQ(
+"TIME                     PID    UID  DEATH         PHASE              COMMAND\n"
+"2023-11-15 00:13:20.000  100    1000 SIGKILL       starting           worker\n",
+		     self->r.out);
+	/* A field match, not a prefix: "grim" names no sender. */
+	DEATHS(self->file_opt, "--killed-by", "grim");
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_STREQ("actrack: deaths: no death reports in the journal\n",
+		     self->r.err);
+	DEATHS(self->file_opt, "--killed-by", "sixteen-bytes-xx");
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "--killed-by: not a command "
+			       "name (1 to 15 bytes): 'sixteen-bytes-xx'"));
 }
 
 TEST_F(deaths, info_is_the_newest_report_whole)
