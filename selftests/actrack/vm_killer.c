@@ -2,8 +2,9 @@
 /*
  * Who killed it: a death report names the sender of the signal the
  * process died of (issue 28, item 1).  A tracked victim is killed by a
- * helper that renamed itself, through pidfd_send_signal(), by itself
- * (raise()), by the kernel (a NULL store, RLIMIT_CPU); the sender of a
+ * helper that renamed itself, by `kill -9` from a shell, through
+ * pidfd_send_signal(), by itself (raise()), by its parent's death
+ * (PR_SET_PDEATHSIG), by the kernel (a NULL store, RLIMIT_CPU); the sender of a
  * signal that did not kill is not named; and a reader in a child pid
  * namespace is not told the pid of a sender outside it.
  */
@@ -139,6 +140,113 @@ TEST_F_TIMEOUT(killer, sigkill_from_helper, 120)
 	EXPECT_EQ((uint32_t)helper, d->killer.pid);
 	EXPECT_EQ(getuid(), d->killer.uid);
 	EXPECT_STREQ("grim-reaper", d->killer.comm);
+}
+
+/* `kill -9 PID` from a shell: kill is the shell's builtin, so the shell
+ * (its comm "sh", from /bin/sh) is the sender. */
+TEST_F_TIMEOUT(killer, sigkill_from_a_shell, 120)
+{
+	struct actrack_death *d;
+	struct victim v;
+	char cmd[64];
+	pid_t sh;
+	int status;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, victim_start(&v));
+	snprintf(cmd, sizeof(cmd), "kill -9 %d", v.pid);
+	sh = fork();
+	ASSERT_LE(0, sh);
+	if (sh == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(sh, waitpid(sh, &status, 0));
+	ASSERT_EQ(0, status);
+	status = victim_reap(&v);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d->killer.kind);
+	EXPECT_EQ(SIGKILL, d->killer.signal);
+	EXPECT_EQ(SI_USER, d->killer.code);
+	EXPECT_EQ((uint32_t)sh, d->killer.pid);
+	EXPECT_EQ(getuid(), d->killer.uid);
+	EXPECT_STREQ("sh", d->killer.comm);
+}
+
+/*
+ * PR_SET_PDEATHSIG: when the victim's parent exits, the exiting parent
+ * sends the signal (with no siginfo: SI_USER), so it is named, by the pid
+ * it had, though it is gone by the time the report is read.
+ */
+TEST_F_TIMEOUT(killer, parent_death_signal_names_the_parent, 120)
+{
+	int ready[2], go[2], pids[2], hold[2], status;
+	struct actrack_death *d;
+	pid_t mid, victim;
+
+	VM_SETUP_SKIPPED();
+	/* The orphaned victim is reparented to us, and reaped here. */
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
+	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(pids, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(hold, O_CLOEXEC));
+	mid = fork();
+	ASSERT_LE(0, mid);
+	if (mid == 0) {
+		pid_t parent = getpid(), c;
+		char eof;
+
+		if (prctl(PR_SET_NAME, "short-lived", 0, 0, 0))
+			_exit(1);
+		/* Only the test may hold the write end: EOF is its word. */
+		close(hold[1]);
+		close(pids[0]);
+		c = fork();
+		if (c == 0) {
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) ||
+			    getppid() != parent)
+				_exit(2);
+			close(hold[0]);
+			close(pids[1]);
+			close(ready[0]);
+			close(go[1]);
+			victim_main(ready[1], go[0]);
+		}
+		if (c < 0 || write(pids[1], &c, sizeof(c)) != sizeof(c))
+			_exit(3);
+		/* Until the test closes its end: then exit, and kill c. */
+		_exit(read(hold[0], &eof, 1) == 0 ? 0 : 4);
+	}
+	close(ready[1]);
+	close(go[0]);
+	close(pids[1]);
+	close(hold[0]);
+	ASSERT_EQ(sizeof(victim), read(pids[0], &victim, sizeof(victim)));
+	close(pids[0]);
+	/* Tracked, then its parent goes. */
+	ASSERT_EQ(0, vm_read_n(ready[0], 1, 20000));
+	close(hold[1]);
+	ASSERT_EQ(mid, waitpid(mid, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(victim, waitpid(victim, &status, 0));
+	close(ready[0]);
+	close(go[1]);
+	EXPECT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)victim, 10000);
+	ASSERT_NE(NULL, d);
+	ASSERT_TRUE(d->has_killer);
+	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d->killer.kind);
+	EXPECT_EQ(SIGKILL, d->killer.signal);
+	EXPECT_EQ(SI_USER, d->killer.code);
+	EXPECT_EQ((uint32_t)mid, d->killer.pid);
+	EXPECT_STREQ("short-lived", d->killer.comm);
 }
 
 /* pidfd_send_signal() with no siginfo: SI_USER, as kill(). */
