@@ -4,9 +4,9 @@
  * process died of (issue 28, item 1).  A tracked victim is killed by a
  * helper that renamed itself, by `kill -9` from a shell, through
  * pidfd_send_signal(), by itself (raise()), by its parent's death
- * (PR_SET_PDEATHSIG), by the kernel (a NULL store, RLIMIT_CPU); the sender of a
- * signal that did not kill is not named; and a reader in a child pid
- * namespace is not told the pid of a sender outside it.
+ * (PR_SET_PDEATHSIG), by the kernel (a NULL store, RLIMIT_CPU); the
+ * sender of a signal that did not kill is not named; and a reader in a
+ * child pid namespace is not told the pid of a sender outside it.
  */
 #include <sys/prctl.h>
 #include "vm_util.h"
