@@ -11,7 +11,6 @@
 
 #include <linux/version.h>
 #include <linux/mm.h>
-#include <linux/timer.h>
 #include <linux/sched/signal.h>
 #include <linux/time_namespace.h>
 
@@ -25,18 +24,6 @@ static inline void actrack_vm_flags_clear(struct vm_area_struct *vma,
 	vm_flags_clear(vma, flags);
 #else
 	vma->vm_flags &= ~flags;
-#endif
-}
-
-/* del_timer_sync() was renamed timer_delete_sync() in 6.2; the old name
- * is on its way out.
- */
-static inline void actrack_timer_delete_sync(struct timer_list *timer)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-	timer_delete_sync(timer);
-#else
-	del_timer_sync(timer);
 #endif
 }
 

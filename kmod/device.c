@@ -136,7 +136,7 @@ static long actrack_ioc_layout(struct actrack_file *f, void __user *argp)
 	l.arena_offset = ACTRACK_MMAP_ARENA;
 	l.clock_offset = ACTRACK_MMAP_CLOCK;
 	l.clock_size = PAGE_SIZE;
-	l.clock_word = 0;
+	l.clock_word = ACTRACK_CLOCK_WORD_NONE;
 	l.uid = from_kuid_munged(current_user_ns(), ka->uid);
 	actrack_karena_put(ka);
 	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;

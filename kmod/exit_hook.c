@@ -59,10 +59,11 @@ static DEFINE_HASHTABLE(actrack_procs, ACTRACK_PROC_HASH_BITS);
 DEFINE_RAW_SPINLOCK(actrack_procs_lock);
 /*
  * Entries in the hash: ATTACHED ones and EXEC ones still being cleaned
- * up (attached processes are the arenas' @attached and the clock's
- * users).  Zero is the probes' fast way out.
+ * up.  Zero is the probes' fast way out.
  */
 static atomic_t actrack_nr_hashed = ATOMIC_INIT(0);
+/* ATTACHED entries of every arena (the sum of the arenas' @attached). */
+static atomic_t actrack_nr_attached = ATOMIC_INIT(0);
 
 static struct tracepoint *actrack_tp_exit;
 static struct tracepoint *actrack_tp_exec;
@@ -131,6 +132,12 @@ int actrack_procs_hashed(void)
 	return atomic_read(&actrack_nr_hashed);
 }
 
+/* Processes attached now, all arenas together (GET_STATS). */
+long actrack_attached_count(void)
+{
+	return atomic_read(&actrack_nr_attached);
+}
+
 /* Context: process (it may drop the last arena reference). */
 void actrack_proc_put(struct actrack_kproc *p)
 {
@@ -166,7 +173,7 @@ static bool actrack_proc_end_locked(struct actrack_kproc *p,
 		return false;
 	WRITE_ONCE(p->state, state);
 	atomic_dec(&p->arena->attached);
-	actrack_clock_detach();
+	atomic_dec(&actrack_nr_attached);
 	return true;
 }
 
@@ -289,8 +296,8 @@ int actrack_proc_attach(struct actrack_karena *ka, struct actrack_attach *at)
 	at->pid = p->owner.pid;
 	at->pid_ns = p->owner.pid_ns;
 	at->start_ticks = p->owner.start_ticks;
+	atomic_inc(&actrack_nr_attached);
 	raw_spin_unlock(&actrack_procs_lock);
-	actrack_clock_attach();
 	return 0;
 
 out_free:

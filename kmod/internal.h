@@ -431,9 +431,6 @@ void actrack_report_free(struct actrack_report *d);
 /* clock.c */
 int actrack_clock_init(void);
 void actrack_clock_exit(void);
-void actrack_clock_attach(void);
-void actrack_clock_detach(void);
-long actrack_attached_count(void);
 int actrack_clock_mmap(struct vm_area_struct *vma);
 
 /* device.c */
@@ -451,6 +448,7 @@ void actrack_proc_exec_done(struct actrack_kproc *p);
 bool actrack_proc_group_ending(struct actrack_kproc *p);
 struct actrack_kproc *actrack_proc_find_attached(const void *key);
 int actrack_procs_hashed(void);
+long actrack_attached_count(void);
 
 /* capture.c */
 u64 actrack_capture_new_id(void);

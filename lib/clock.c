@@ -2,9 +2,9 @@
 /*
  * Timestamps.  Activities carry CLOCK_MONOTONIC nanoseconds at a coarse
  * (~ms) resolution: the stack gives the order, and a hang is measured in
- * seconds, so a push must not pay for a precise clock.  With the module a
- * push reads the kernel's clock word (one load); without it, the vDSO's
- * CLOCK_MONOTONIC_COARSE.
+ * seconds, so a push must not pay for a precise clock: it reads the vDSO's
+ * CLOCK_MONOTONIC_COARSE, or one load of the clock word that modules of
+ * ABI 1.7 and older keep (ABI 1.8 retired it: kmod/clock.c says why).
  */
 #include <time.h>
 #include "internal.h"

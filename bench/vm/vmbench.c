@@ -42,13 +42,10 @@
  *   idle wakeups: local timer interrupts (/proc/interrupts LOC, all
  *       CPUs) over IDLE_SECONDS of an idle machine, with the module loaded
  *       and one tracked process attached and asleep (pause()), against
- *       the module unloaded; per second.  The clock word's timers must not
- *       wake an idle CPU (kmod/clock.c).  6.12 VM, medians of 5: 136.4/s
- *       against 16.8/s with the one-timer-per-jiffy clock (8.1x).  A
- *       version with per-CPU deferrable timers refreshed from the cpu_idle
- *       tracepoint measured 16.6/s against 17.2/s but crashed the kernel
- *       (int3 in default_idle_call) when the module was reloaded, and was
- *       reverted: the clock still wakes idle CPUs.
+ *       the module unloaded; per second.  The module must not wake an
+ *       idle CPU.  6.12 VM, medians of 5: 136.4/s against 16.8/s with the
+ *       clock word's timer every jiffy (ABI <= 1.7, 8.1x); 16.0/s against
+ *       16.2/s since ABI 1.8 retired the word (kmod/clock.c).
  *
  * usage: vmbench [cost] [latency] [monitor] [threadexit] [stacks] [idle]
  * (default: all six).

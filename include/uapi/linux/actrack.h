@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	7
+#define ACTRACK_ABI_MINOR	8
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -451,10 +451,16 @@ struct actrack_version {
 
 /*
  * struct actrack_layout - how to map the fd's arena.  The arena is mapped
- * MAP_SHARED at @arena_offset for @arena_size bytes; the clock page at
+ * MAP_SHARED at @arena_offset for @arena_size bytes.  The clock page at
  * @clock_offset (PROT_READ only) for @clock_size bytes holds a __u64
- * CLOCK_MONOTONIC (coarse) nanosecond count at byte @clock_word.
+ * CLOCK_MONOTONIC (coarse) nanosecond count at byte @clock_word if that
+ * word lies inside the page; ABI 1.8 modules keep no such word and say
+ * ACTRACK_CLOCK_WORD_NONE: a writer then takes its timestamps from
+ * clock_gettime(CLOCK_MONOTONIC_COARSE), the same clock.  The page can
+ * still be mapped (it reads zero), for writers that map it first.
  */
+#define ACTRACK_CLOCK_WORD_NONE	0xffffffffU	/* (ABI 1.8) no clock word */
+
 struct actrack_layout {
 	__u32 arena_size;
 	__u32 flags;		/* ACTRACK_LAYOUT_* */
