@@ -17,14 +17,6 @@
 #include "snapshot_helpers.h"
 #include "test_harness.h"
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 #define RUN(r, env, ...)						\
 	do {								\
 		char *__argv[] = { "actrack", __VA_ARGS__, NULL };	\
@@ -199,7 +191,7 @@ TEST_F(save, an_image_keeps_the_ages_it_had_when_saved)
 	/* A wait 100 ms old (at least) when saved. */
 	nanosleep(&nap, NULL);
 	RUN(&self->r, NULL, "--arena", live, "save", self->dst);
-	upper_ns = mono_ns();
+	upper_ns = actrack_test_mono_ns();
 	writer_stop(&w);
 	unlink(live);
 	ASSERT_EQ(0, self->r.status) LOG_RUN(&self->r);

@@ -147,14 +147,6 @@ find_thread(const struct actrack_death *d, const char *name)
 	return NULL;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 FIXTURE(victim) {
 	char path[256];
 	pid_t pid;
@@ -191,7 +183,7 @@ TEST_F(victim, killed_process)
 	const struct actrack_value *v;
 	struct actrack_death d;
 	char cmdline[ACTRACK_CMDLINE_MAX + 1];
-	uint64_t before = mono_ns();
+	uint64_t before = actrack_test_mono_ns();
 	int i;
 
 	ASSERT_EQ(0, __actrack_build_death(&self->map.arena, self->pid,
@@ -207,7 +199,7 @@ TEST_F(victim, killed_process)
 	EXPECT_EQ(ACTRACK_PHASE_MAIN_LOOP_STARTED, d.process.phase);
 	EXPECT_EQ(0, d.flags);
 	EXPECT_GE(d.exit_time_ns, before);
-	EXPECT_LE(d.exit_time_ns, mono_ns());
+	EXPECT_LE(d.exit_time_ns, actrack_test_mono_ns());
 	own_cmdline(cmdline, sizeof(cmdline));
 	EXPECT_STREQ(cmdline, d.process.cmdline);
 

@@ -166,19 +166,19 @@ static void flood_with(struct __test_metadata *_metadata,
 	/* The kernel is done with the last one once it is in the ring;
 	 * its report to us follows (or was dropped) right after. */
 	rf.pid = pids[n - 1];
-	end = vm_mono_ns() + 20000000000ULL;
-	while (!rf.found && vm_mono_ns() < end) {
+	end = actrack_test_mono_ns() + 20000000000ULL;
+	while (!rf.found && actrack_test_mono_ns() < end) {
 		ASSERT_LE(0, actrack_monitor_recent(self->m, ring_find, &rf));
 		if (!rf.found)
 			usleep(20000);
 	}
 	ASSERT_TRUE(rf.found);
-	end = vm_mono_ns() + 20000000000ULL;
+	end = actrack_test_mono_ns() + 20000000000ULL;
 	for (;;) {
 		ASSERT_EQ(0, actrack_monitor_stats(self->m, &st1));
 		want = st1.reports_sent + st1.reports_dropped -
 		       st0.reports_sent - st0.reports_dropped - 1;
-		if (want >= (uint64_t)n || vm_mono_ns() >= end)
+		if (want >= (uint64_t)n || actrack_test_mono_ns() >= end)
 			break;
 		usleep(10000);
 	}
@@ -189,7 +189,7 @@ static void flood_with(struct __test_metadata *_metadata,
 	ASSERT_LT(0, st1.reports_dropped - st0.reports_dropped);
 
 	/* Now read: the queued ones, then what the ring still has. */
-	end = vm_mono_ns() + 10000000000ULL;
+	end = actrack_test_mono_ns() + 10000000000ULL;
 	for (;;) {
 		int ret = actrack_monitor_dispatch(self->m, 200, vm_keep_death,
 						   self->ds);
@@ -202,7 +202,7 @@ static void flood_with(struct __test_metadata *_metadata,
 		ASSERT_LE(0, ret) TH_LOG("dispatch: %s", strerror(-ret));
 		if (ret == 0 && (self->gs.nr || nobufs))
 			break;
-		ASSERT_LT(vm_mono_ns(), end) TH_LOG("no gap reported");
+		ASSERT_LT(actrack_test_mono_ns(), end) TH_LOG("no gap reported");
 	}
 	if (!gap_fn) {
 		/* Nothing else says it: the overflow is not silent. */

@@ -15,14 +15,6 @@
 
 static int the_lock;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void busy_state(void *arg)
 {
 	uint32_t tok;
@@ -142,9 +134,9 @@ TEST(image_reads_back_like_the_arena)
 	test_path(path, sizeof(path), "save-src");
 	test_path(out, sizeof(out), "save-out");
 	ASSERT_EQ(0, writer_start(&w, path, 8, 0, busy_state, NULL));
-	before = mono_ns();
+	before = actrack_test_mono_ns();
 	ASSERT_EQ(0, actrack_arena_save(path, ACTRACK_SNAP_ARENA_FILE, out));
-	after = mono_ns();
+	after = actrack_test_mono_ns();
 
 	ASSERT_EQ(0, stat(out, &st));
 	EXPECT_EQ(0600, st.st_mode & 0777);

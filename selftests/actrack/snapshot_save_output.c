@@ -21,14 +21,6 @@
 
 #define SRC_SIZE	ACTRACK_ARENA_MIN_SIZE
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Reads a fifo or pipe to its end: how many bytes, and the first ones. */
 struct drain {
 	const char *fifo;	/* opened by the thread, or... */
@@ -203,10 +195,10 @@ TEST_F(out, an_image_is_read_at_the_moment_it_was_saved)
 	struct actrack_snapshot *live, *img;
 	uint64_t before, after;
 
-	before = mono_ns();
+	before = actrack_test_mono_ns();
 	ASSERT_EQ(0, actrack_arena_save(self->src, ACTRACK_SNAP_ARENA_FILE,
 					self->dst));
-	after = mono_ns();
+	after = actrack_test_mono_ns();
 	ASSERT_EQ(0, actrack_snapshot_take(self->src, ACTRACK_SNAP_ARENA_FILE,
 					   &live));
 	ASSERT_EQ(0, actrack_snapshot_take(self->dst, ACTRACK_SNAP_ARENA_FILE,

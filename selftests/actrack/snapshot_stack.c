@@ -12,14 +12,6 @@
 
 static int the_lock, the_event;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void push_every_type(void *arg)
 {
 	if (actrack_thread_init("pusher"))
@@ -67,7 +59,7 @@ TEST(every_type_in_push_order)
 	struct actrack_snapshot *s;
 	struct writer w;
 	char path[256];
-	uint64_t t0 = mono_ns() - 20000000ULL; /* coarse clock: ~ms behind */
+	uint64_t t0 = actrack_test_mono_ns() - 20000000ULL; /* coarse clock: ~ms behind */
 
 	test_path(path, sizeof(path), "types");
 	ASSERT_EQ(0, writer_start(&w, path, 8, 0, push_every_type, NULL));

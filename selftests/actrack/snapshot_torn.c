@@ -74,14 +74,6 @@ static void start_spinner(void *arg)
 	wait_tracker();
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void run(struct __test_metadata *_metadata, uint32_t slots)
 {
 	uint64_t end, snaps = 0, torn = 0, consistent = 0, with_values = 0;
@@ -92,8 +84,8 @@ static void run(struct __test_metadata *_metadata, uint32_t slots)
 	test_path(path, sizeof(path), "torn");
 	ASSERT_EQ(0, writer_start(&w, path, slots, ACTRACK_INIT_NO_MODULES,
 				  start_spinner, NULL));
-	end = mono_ns() + RUN_NS;
-	while (mono_ns() < end) {
+	end = actrack_test_mono_ns() + RUN_NS;
+	while (actrack_test_mono_ns() < end) {
 		const struct actrack_snap_process *p;
 		const struct actrack_snap_thread *t;
 		struct actrack_snapshot *s;
@@ -203,8 +195,8 @@ TEST(endless_changes_reported_torn)
 	ASSERT_EQ(0, writer_start(&w, path, ACTRACK_THREAD_MAX_SLOTS,
 				  ACTRACK_INIT_NO_MODULES, start_churn, NULL));
 	/* Until the first torn copy; each try is a fresh chance. */
-	end = mono_ns() + 5 * RUN_NS;
-	while (!torn && mono_ns() < end) {
+	end = actrack_test_mono_ns() + 5 * RUN_NS;
+	while (!torn && actrack_test_mono_ns() < end) {
 		const struct actrack_snap_process *p;
 		struct actrack_snapshot *s;
 

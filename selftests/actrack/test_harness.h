@@ -18,6 +18,7 @@
  * own object only.  The helpers' objects (helpers/, built with
  * -DACTRACK_TEST_HELPERS) see the rest of this file and no harness.
  */
+#include <stdint.h>
 #ifndef ACTRACK_TEST_HELPERS
 #include <kselftest_harness.h>
 #endif
@@ -79,5 +80,8 @@
  */
 int actrack_test_slowness(void);
 int actrack_test_scaled(int n, int min);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t actrack_test_mono_ns(void);
 
 #endif /* ACTRACK_TEST_HARNESS_H */

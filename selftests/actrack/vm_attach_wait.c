@@ -172,10 +172,10 @@ static void b_attach(int ready, int go, long unused)
 	uint64_t t0, us;
 
 	become(UID_B);
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	if (raw_attach() < 0)
 		_exit(92);
-	us = (vm_mono_ns() - t0) / 1000;
+	us = (actrack_test_mono_ns() - t0) / 1000;
 	if (write(ready, &us, sizeof(us)) != sizeof(us))
 		_exit(93);
 	wait_go(go);
@@ -184,11 +184,11 @@ static void b_attach(int ready, int go, long unused)
 /* Reload the module with @params, once nothing holds it any more. */
 static int reload(const char *params)
 {
-	uint64_t t0 = vm_mono_ns();
+	uint64_t t0 = actrack_test_mono_ns();
 	int ret;
 
 	while (syscall(SYS_delete_module, "actrack", O_NONBLOCK) &&
-	       errno == EAGAIN && vm_mono_ns() - t0 < 60000000000ULL)
+	       errno == EAGAIN && actrack_test_mono_ns() - t0 < 60000000000ULL)
 		usleep(10000);
 	ret = vm_module_load(params);
 	return ret == -EEXIST ? -EBUSY : ret;
@@ -251,7 +251,7 @@ TEST_F_TIMEOUT(wait, other_uid_attach_never_waits_for_a_backlog, 290)
 	ASSERT_EQ(0, vm_read_n(ready[0], n_execs + n_deaths, 120000));
 
 	c0 = cleanups();
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	/* The exec cleanups first; their images die and are reaped ... */
 	for (i = 0; i < n_execs; i++)
 		ASSERT_EQ(1, write(execs[i].go, "g", 1));
@@ -278,7 +278,7 @@ TEST_F_TIMEOUT(wait, other_uid_attach_never_waits_for_a_backlog, 290)
 	       "(%llu ms after they were queued); worst B attach %llu us",
 	       n_bs, (unsigned long long)(c1 - c0),
 	       (unsigned long long)total,
-	       (unsigned long long)((vm_mono_ns() - t0) / 1000000),
+	       (unsigned long long)((actrack_test_mono_ns() - t0) / 1000000),
 	       (unsigned long long)max_us);
 	/* B never waited for A: A's backlog is still there. */
 	EXPECT_LT(c1 - c0, total);
@@ -290,10 +290,10 @@ TEST_F_TIMEOUT(wait, other_uid_attach_never_waits_for_a_backlog, 290)
 	ASSERT_EQ(1, write(akeep.go, "g", 1));
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	while (cleanups() - c0 < total + n_bs &&
-	       vm_mono_ns() - t0 < DRAIN_NS)
+	       actrack_test_mono_ns() - t0 < DRAIN_NS)
 		usleep(10000);
 	TH_LOG("uid A's backlog drained in %llu ms",
-	       (unsigned long long)((vm_mono_ns() - t0) / 1000000));
+	       (unsigned long long)((actrack_test_mono_ns() - t0) / 1000000));
 	EXPECT_LE(total + n_bs, cleanups() - c0);
 	for (i = 0; i < n_deaths; i++) {
 		waitpid(deaths[i].pid, NULL, 0);

@@ -73,10 +73,10 @@ static void bt_ready(int slot)
  */
 static int bt_wait_ready(int n, int seconds, useconds_t poll_us)
 {
-	uint64_t end = vm_mono_ns() + (uint64_t)seconds * 1000000000ULL;
+	uint64_t end = actrack_test_mono_ns() + (uint64_t)seconds * 1000000000ULL;
 
 	while (__atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST) < n &&
-	       vm_mono_ns() < end)
+	       actrack_test_mono_ns() < end)
 		usleep(poll_us);
 	return __atomic_load_n(&bt_sh->ready, __ATOMIC_SEQ_CST);
 }

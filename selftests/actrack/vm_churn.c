@@ -113,10 +113,10 @@ TEST_F_TIMEOUT(churn, thousand_processes, 290)
 	used0 = actrack_arena_used(&map.a);
 	free0 = actrack_arena_free_bytes(&map.a);
 
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	for (b = 0; b < batches; b++)
 		got += batch(self->w.m, self->w.ds, &failures);
-	t1 = vm_mono_ns();
+	t1 = actrack_test_mono_ns();
 	live1 = live_records(&map);
 	used1 = actrack_arena_used(&map.a);
 	free1 = actrack_arena_free_bytes(&map.a);

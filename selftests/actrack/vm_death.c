@@ -101,17 +101,17 @@ TEST_F_TIMEOUT(death, sigkill_8_busy_threads, 120)
 	EXPECT_EQ(1, vm_count_owned(&map, v.pid, v.start_ticks, 0,
 				    ACTRACK_TYPE_PROCESS));
 
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	ASSERT_EQ(0, kill(v.pid, SIGKILL));
 	end = t0 + 10000000000ULL;
-	while ((!t_report || !t_freed) && vm_mono_ns() < end) {
+	while ((!t_report || !t_freed) && actrack_test_mono_ns() < end) {
 		actrack_monitor_dispatch(self->w.m, t_report ? 0 : 1,
 					 vm_keep_death, self->w.ds);
 		if (!t_report && (d = vm_find_death(self->w.ds, v.pid)))
-			t_report = vm_mono_ns();
+			t_report = actrack_test_mono_ns();
 		if (!t_freed && !vm_count_owned(&map, v.pid, v.start_ticks, 0,
 						ACTRACK_TYPE_ANY))
-			t_freed = vm_mono_ns();
+			t_freed = actrack_test_mono_ns();
 		if (t_report && !t_freed)
 			usleep(200);
 	}
@@ -374,8 +374,8 @@ TEST_F_TIMEOUT(death, user_data, 120)
 
 	memset(&r, 0, sizeof(r));
 	r.pid = (uint32_t)pid;
-	end = vm_mono_ns() + 10000000000ULL;
-	while (!r.found && vm_mono_ns() < end)
+	end = actrack_test_mono_ns() + 10000000000ULL;
+	while (!r.found && actrack_test_mono_ns() < end)
 		actrack_monitor_dispatch(self->w.m, 100, ud_keep, &r);
 	check_ud(_metadata, &r);
 
@@ -397,7 +397,7 @@ TEST_F_TIMEOUT(death, burst_of_32, 240)
 
 	for (i = 0; i < 32; i++)
 		ASSERT_EQ(0, vm_victim_start(&cfg, &v[i]));
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	for (i = 0; i < 32; i++)
 		kill(v[i].pid, SIGKILL);
 	for (i = 0; i < 32; i++) {
@@ -406,7 +406,7 @@ TEST_F_TIMEOUT(death, burst_of_32, 240)
 	}
 	for (i = 0; i < 32; i++)
 		found += !!vm_wait_death(self->w.m, self->w.ds, v[i].pid, 10000);
-	t1 = vm_mono_ns();
+	t1 = actrack_test_mono_ns();
 	TH_LOG("32 processes killed together: %d reports in %llu ms", found,
 	       (unsigned long long)(t1 - t0) / 1000000);
 	EXPECT_EQ(32, found);

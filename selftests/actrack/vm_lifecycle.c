@@ -107,10 +107,10 @@ static struct actrack_death *wait_death_of(struct actrack_monitor *m,
 					   struct vm_deaths *ds, pid_t pid,
 					   uint64_t start_ticks)
 {
-	uint64_t end = vm_mono_ns() + 10000000000ULL;
+	uint64_t end = actrack_test_mono_ns() + 10000000000ULL;
 
 	for (;;) {
-		uint64_t now = vm_mono_ns();
+		uint64_t now = actrack_test_mono_ns();
 		int ret;
 
 		for (unsigned int i = 0; i < ds->nr; i++)
@@ -402,15 +402,15 @@ TEST_F_TIMEOUT(proc, thread_exit_frees_its_tracker, 60)
 	ASSERT_EQ(0, vm_start_ticks(getpid(), &ticks));
 	actrack_push_task(444);
 
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	ASSERT_EQ(0, pthread_create(&t, NULL, raw_exit_thread, NULL));
 	while (!(tid = __atomic_load_n(&raw_tid, __ATOMIC_ACQUIRE)))
 		usleep(100);
 	/* Gone when the tracker of that tid is gone. */
-	while (vm_mono_ns() - t0 < 10000000000ULL) {
+	while (actrack_test_mono_ns() - t0 < 10000000000ULL) {
 		if (!vm_count_owned(&self->map, getpid(), ticks, tid,
 				    ACTRACK_TYPE_ANY)) {
-			t_freed = vm_mono_ns();
+			t_freed = actrack_test_mono_ns();
 			break;
 		}
 		usleep(500);

@@ -98,10 +98,10 @@ static void note_death(const struct actrack_death *d, void *arg)
 /* Dispatch until @w's report came or the deadline passed. */
 static void wait_report(struct actrack_monitor *m, struct want *w)
 {
-	uint64_t end = vm_mono_ns() + (uint64_t)WAIT_MS * 1000000ULL;
+	uint64_t end = actrack_test_mono_ns() + (uint64_t)WAIT_MS * 1000000ULL;
 
 	while (!w->s.got) {
-		uint64_t now = vm_mono_ns();
+		uint64_t now = actrack_test_mono_ns();
 		int ret;
 
 		if (now >= end)

@@ -256,13 +256,13 @@ TEST_F_TIMEOUT(storm, sigkill_at_random_points, 600)
 	ASSERT_EQ(0, live_records(&map));
 	used0 = actrack_arena_used(&map.a);
 	free0 = actrack_arena_free_bytes(&map.a);
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	for (b = 0; b < procs / STORM_BATCH; b++) {
 		got += storm_batch(self->w.m, self->w.ds);
 		if (!((b + 1) * STORM_BATCH % 250))
 			TH_LOG("%d processes, %d reports, %llu ms",
 			       (b + 1) * STORM_BATCH, got,
-			       (unsigned long long)(vm_mono_ns() - t0) /
+			       (unsigned long long)(actrack_test_mono_ns() - t0) /
 			       1000000);
 	}
 	live = live_records(&map);
@@ -271,7 +271,7 @@ TEST_F_TIMEOUT(storm, sigkill_at_random_points, 600)
 	TH_LOG("%d processes (3 busy threads each, short threads coming and "
 	       "going) SIGKILLed at random points in %llu ms: %d reports; "
 	       "arena used %u -> %u, free %u -> %u, %d live records",
-	       procs, (unsigned long long)(vm_mono_ns() - t0) / 1000000,
+	       procs, (unsigned long long)(actrack_test_mono_ns() - t0) / 1000000,
 	       got, used0, used1, free0, free1, live);
 	stuck = census(_metadata, &map, &unpub);
 	EXPECT_EQ(procs, got);

@@ -109,7 +109,7 @@ static void loop_undo(struct loop *l)
 static bool wait_freed(struct vm_map *m, const uint32_t *refs,
 		       const uint32_t *types, int n)
 {
-	uint64_t t0 = vm_mono_ns();
+	uint64_t t0 = actrack_test_mono_ns();
 	int i;
 
 	do {
@@ -118,7 +118,7 @@ static bool wait_freed(struct vm_map *m, const uint32_t *refs,
 		if (i == n)
 			return true;
 		usleep(1000);
-	} while (vm_mono_ns() - t0 < FREE_WAIT_NS);
+	} while (actrack_test_mono_ns() - t0 < FREE_WAIT_NS);
 	return false;
 }
 
@@ -142,14 +142,14 @@ static void stats(struct actrack_kstats *st)
 static void stats_after_freeing(const struct actrack_kstats *before, int n,
 				struct actrack_kstats *after)
 {
-	uint64_t t0 = vm_mono_ns();
+	uint64_t t0 = actrack_test_mono_ns();
 
 	do {
 		stats(after);
 		if (after->records_freed >= before->records_freed + n)
 			return;
 		usleep(1000);
-	} while (vm_mono_ns() - t0 < FREE_WAIT_NS);
+	} while (actrack_test_mono_ns() - t0 < FREE_WAIT_NS);
 }
 
 /* A thread that pushes, annotates, says its tid, waits, and SYS_exits. */
@@ -407,11 +407,11 @@ static int open_registering_fd(void)
 static bool thread_gone(pid_t tid)
 {
 	char path[64];
-	uint64_t t0 = vm_mono_ns();
+	uint64_t t0 = actrack_test_mono_ns();
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
 	while (!access(path, F_OK)) {
-		if (vm_mono_ns() - t0 > FREE_WAIT_NS)
+		if (actrack_test_mono_ns() - t0 > FREE_WAIT_NS)
 			return false;
 		usleep(1000);
 	}
@@ -703,11 +703,11 @@ static int sweep_read(int fd, struct sweep_msg *msg)
 static bool task_gone(pid_t pid, pid_t tid)
 {
 	char path[64];
-	uint64_t t0 = vm_mono_ns();
+	uint64_t t0 = actrack_test_mono_ns();
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, tid);
 	while (!access(path, F_OK)) {
-		if (vm_mono_ns() - t0 > FREE_WAIT_NS)
+		if (actrack_test_mono_ns() - t0 > FREE_WAIT_NS)
 			return false;
 		usleep(1000);
 	}
@@ -717,10 +717,10 @@ static bool task_gone(pid_t pid, pid_t tid)
 /* Wait until (@pid, @tid) owns no tracker in @m. */
 static bool tracker_freed(struct vm_map *m, pid_t pid, pid_t tid)
 {
-	uint64_t t0 = vm_mono_ns();
+	uint64_t t0 = actrack_test_mono_ns();
 
 	while (vm_count_owned(m, pid, ~0ULL, tid, ACTRACK_TYPE_THREAD)) {
-		if (vm_mono_ns() - t0 > FREE_WAIT_NS)
+		if (actrack_test_mono_ns() - t0 > FREE_WAIT_NS)
 			return false;
 		usleep(1000);
 	}

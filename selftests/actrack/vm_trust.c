@@ -787,10 +787,10 @@ static int exec_attach_main(int fd)
 
 	if (dev < 0)
 		return 1;
-	t0 = vm_mono_ns();
+	t0 = actrack_test_mono_ns();
 	if (ioctl(dev, ACTRACK_IOC_ATTACH, &at))
 		return 2;
-	us = (vm_mono_ns() - t0) / 1000;
+	us = (actrack_test_mono_ns() - t0) / 1000;
 	return write(fd, &us, sizeof(us)) == sizeof(us) ? 0 : 3;
 }
 
@@ -811,8 +811,8 @@ TEST_F_TIMEOUT(trust, other_uids_thread_churn_does_not_delay_us, 120)
 		churner(ready[1]);
 	ASSERT_EQ(0, vm_read_n(ready[0], 1, 20000));
 	slab_max = slab0;
-	end = vm_mono_ns() + CHURN_SECONDS * 1000000000ULL;
-	while (vm_mono_ns() < end) {
+	end = actrack_test_mono_ns() + CHURN_SECONDS * 1000000000ULL;
+	while (actrack_test_mono_ns() < end) {
 		struct vm_victim v;
 		struct actrack_death *d;
 		uint64_t us = 0;
@@ -820,11 +820,11 @@ TEST_F_TIMEOUT(trust, other_uids_thread_churn_does_not_delay_us, 120)
 
 		/* B's death report. */
 		ASSERT_EQ(0, vm_victim_start(&b_cfg, &v));
-		t0 = vm_mono_ns();
+		t0 = actrack_test_mono_ns();
 		kill(v.pid, SIGKILL);
 		d = vm_wait_death(self->m, self->ds, (uint32_t)v.pid, 30000);
 		ASSERT_NE(NULL, d);
-		s = (long)((vm_mono_ns() - t0) / 1000000);
+		s = (long)((actrack_test_mono_ns() - t0) / 1000000);
 		if ((uint64_t)s > report_ms)
 			report_ms = (uint64_t)s;
 		waitpid(v.pid, NULL, 0);

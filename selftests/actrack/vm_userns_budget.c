@@ -319,8 +319,8 @@ TEST_F_TIMEOUT(budget, root_created_namespace_is_its_own_budget, 120)
 	/* The holders go: their arenas idle with no history, one goes. */
 	close(sh->release[1]);
 	EXPECT_EQ(0, wait_child(box));
-	end = vm_mono_ns() + 60ULL * 1000000000ULL * actrack_test_slowness();
-	while ((ret = host_user_layout()) == ENOSPC && vm_mono_ns() < end)
+	end = actrack_test_mono_ns() + 60ULL * 1000000000ULL * actrack_test_slowness();
+	while ((ret = host_user_layout()) == ENOSPC && actrack_test_mono_ns() < end)
 		usleep(20 * 1000);
 	EXPECT_EQ(0, ret);
 	/* Host root's history is still there. */

@@ -95,9 +95,6 @@
 			return;						\
 	} while (0)
 
-/* CLOCK_MONOTONIC in ns. */
-uint64_t vm_mono_ns(void);
-
 /* The module file in the test VM (vm-init loads it; $ACTRACK_KO overrides). */
 const char *vm_module_path(void);
 

@@ -9,14 +9,6 @@ int vm_locks[64];
 
 static int vm_victim_ready_fd = -1;
 
-uint64_t vm_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 const char *vm_module_path(void)
 {
 	const char *p = getenv("ACTRACK_KO");
@@ -89,12 +81,12 @@ int vm_notify_open(char *path, size_t n)
 
 int vm_notify_wait_ready(int fd, int timeout_ms)
 {
-	uint64_t end = vm_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t end = actrack_test_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	char buf[256];
 
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		uint64_t now = vm_mono_ns();
+		uint64_t now = actrack_test_mono_ns();
 		ssize_t len;
 		int ret;
 
@@ -370,11 +362,11 @@ struct actrack_death *vm_wait_death(struct actrack_monitor *m,
 				    struct vm_deaths *ds, uint32_t pid,
 				    int timeout_ms)
 {
-	uint64_t end = vm_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t end = actrack_test_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	struct actrack_death *d;
 
 	while (!(d = vm_find_death(ds, pid))) {
-		uint64_t now = vm_mono_ns();
+		uint64_t now = actrack_test_mono_ns();
 		int ret;
 
 		if (now >= end)
