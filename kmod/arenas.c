@@ -457,7 +457,7 @@ out:
 
 /* Add @ka's counters to @c. */
 void actrack_karena_add_counters(struct actrack_karena *ka,
-				 struct actrack_counts *c)
+				 struct actrack_counter_values *c)
 {
 	c->cleanups += atomic64_read(&ka->stats.cleanups);
 	c->records_freed += atomic64_read(&ka->stats.records_freed);
@@ -467,7 +467,7 @@ void actrack_karena_add_counters(struct actrack_karena *ka,
 }
 
 /* @c: the counters of every arena, summed. */
-void actrack_karena_sum_counters(struct actrack_counts *c)
+void actrack_karena_sum_counters(struct actrack_counter_values *c)
 {
 	struct actrack_karena *ka;
 

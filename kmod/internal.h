@@ -405,14 +405,17 @@ void actrack_karena_mem_put(struct actrack_karena *ka);
 struct actrack_karena *actrack_karena_lookup(kuid_t uid);
 struct actrack_karena *actrack_karena_next(unsigned long id);
 unsigned int actrack_arenas_count(void);
-/* The counters as GET_STATS reports them, of one arena or summed. */
-struct actrack_counts {
+/*
+ * The values of struct actrack_counters as GET_STATS reports them, of one
+ * arena or summed.
+ */
+struct actrack_counter_values {
 	u64 cleanups, records_freed, corruption;
 	u64 reports_sent, reports_dropped;
 };
 void actrack_karena_add_counters(struct actrack_karena *ka,
-				 struct actrack_counts *c);
-void actrack_karena_sum_counters(struct actrack_counts *c);
+				 struct actrack_counter_values *c);
+void actrack_karena_sum_counters(struct actrack_counter_values *c);
 int actrack_karena_walk_deaths(struct actrack_karena *ka,
 			       int (*fn)(const struct actrack_report *d,
 					 void *arg),

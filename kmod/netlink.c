@@ -1065,7 +1065,7 @@ static int actrack_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	struct actrack_nl_id id;
 	struct nlattr *nest;
 	struct sk_buff *msg;
-	struct actrack_counts sum = { 0 };
+	struct actrack_counter_values sum = { 0 };
 	u64 arenas, attached = 0;
 	void *hdr;
 	int err;
