@@ -88,22 +88,6 @@ static struct mnl_socket *mon_socket(size_t rcvbuf)
 	return nl;
 }
 
-uint64_t __actrack_mon_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mon_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int mon_grow(struct actrack_monitor *m, size_t want)
 {
 	char *p;
@@ -164,7 +148,7 @@ static ssize_t mon_recv(struct actrack_monitor *m, struct mnl_socket *nl,
 				continue;
 			return -errno;
 		}
-		m->rx_ns = __actrack_mon_realtime_ns();
+		m->rx_ns = __actrack_real_ns();
 		if (ret || (msg.msg_flags & MSG_TRUNC) ||
 		    msg.msg_namelen != sizeof(sa) || sa.nl_family != AF_NETLINK ||
 		    sa.nl_pid != 0) {
@@ -206,7 +190,7 @@ static void mon_stash(struct actrack_monitor *m, const struct nlmsghdr *nlh)
 		s = malloc(sizeof(*s) + nlh->nlmsg_len);
 	if (!s) {
 		if (!m->overflow_ns)
-			m->overflow_ns = __actrack_mon_realtime_ns();
+			m->overflow_ns = __actrack_real_ns();
 		return;
 	}
 	s->next = NULL;
@@ -245,7 +229,7 @@ static int mon_transact(struct actrack_monitor *m, struct mnl_socket *nl,
 		 * a reload): recovered by the next dispatch. */
 		if (n == -ENOBUFS && stash) {
 			if (!m->overflow_ns)
-				m->overflow_ns = __actrack_mon_realtime_ns();
+				m->overflow_ns = __actrack_real_ns();
 			continue;
 		}
 		if (n < 0)
@@ -497,7 +481,7 @@ static int mon_resubscribe(struct actrack_monitor *m)
 
 	m->resubscribe = false;
 	/* A new instance numbers its reports afresh, in new rings. */
-	m->sub_mono_ns = mon_mono_ns();
+	m->sub_mono_ns = __actrack_mono_ns();
 	free(m->seen);
 	m->seen = NULL;
 	m->nr_seen = 0;
@@ -512,7 +496,7 @@ static int mon_resubscribe(struct actrack_monitor *m)
 	if (ret)
 		return ret;
 	m->down = false;
-	m->gap.resubscribed_ns = __actrack_mon_realtime_ns();
+	m->gap.resubscribed_ns = __actrack_real_ns();
 	if (m->gap_fn)
 		m->gap_fn(&m->gap, m->gap_arg);
 	memset(&m->gap, 0, sizeof(m->gap));
@@ -591,7 +575,7 @@ int actrack_monitor_open(uint32_t flags, struct actrack_monitor **out)
 	ret = mon_resolve(m, m->nl);
 	if (ret)
 		goto err_close;
-	m->sub_mono_ns = mon_mono_ns();
+	m->sub_mono_ns = __actrack_mono_ns();
 	mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
 		    flags & ACTRACK_MONITOR_ALL_UIDS);
 	ret = mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
@@ -698,7 +682,7 @@ int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 			/* Reports were dropped: read those queued before
 			 * them first, then the ring (lib/monitor_replay.c). */
 			if (!m->overflow_ns)
-				m->overflow_ns = __actrack_mon_realtime_ns();
+				m->overflow_ns = __actrack_real_ns();
 			continue;
 		}
 		if (n == -EAGAIN && m->overflow_ns) {
@@ -796,14 +780,6 @@ static void exit_wait_one(const struct actrack_death *d, void *arg)
 	w->fn(d, w->arg);
 }
 
-static uint64_t exit_wait_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * With the module, the kernel builds the report (from its own copy of the
  * child's records, which it frees) in a work item after the exit, so after
@@ -818,7 +794,7 @@ int __actrack_monitor_exit_report(uint32_t pid, uint64_t start_ticks,
 		.pid = pid, .start_ticks = start_ticks, .fn = fn, .arg = arg,
 	};
 	struct actrack_monitor *m;
-	uint64_t end = exit_wait_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = __actrack_mono_ns() / 1000000 + (uint64_t)timeout_ms;
 	int ret;
 
 	ret = actrack_monitor_open(0, &m);
@@ -826,7 +802,7 @@ int __actrack_monitor_exit_report(uint32_t pid, uint64_t start_ticks,
 		return ret;
 	ret = actrack_monitor_recent(m, exit_wait_one, &w);
 	while (!w.done) {
-		uint64_t now = exit_wait_now_ms();
+		uint64_t now = __actrack_mono_ns() / 1000000;
 
 		if (now >= end)
 			break;

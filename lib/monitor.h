@@ -58,8 +58,6 @@ typedef int (*mon_reply_fn)(struct actrack_monitor *m,
 __actrack_hidden int __actrack_mon_query(struct actrack_monitor *m,
 					 uint8_t cmd, bool dump,
 					 mon_reply_fn fn, void *arg);
-/* CLOCK_REALTIME in ns. */
-__actrack_hidden uint64_t __actrack_mon_realtime_ns(void);
 
 /* Overflow recovery (lib/monitor_replay.c). */
 __actrack_hidden bool __actrack_mon_seen_before(struct actrack_monitor *m,
