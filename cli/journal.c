@@ -220,12 +220,17 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 			    d->killer.comm) ?:
 		      field(iov, &n, owned, "ACTRACK_KILLER_UID=%u",
 			    d->killer.uid);
-	/* As the monitor's cgroup namespace shows it; the unit for
-	 * journalctl -u (as _SYSTEMD_UNIT is matched). */
+	/*
+	 * As the monitor's cgroup namespace shows it.  journalctl -u UNIT
+	 * lists, besides the unit's own messages, those of uid 0 that
+	 * carry OBJECT_SYSTEMD_UNIT=UNIT: "messages from authorized
+	 * daemons about this service".
+	 */
 	if (!ret && d->cgroup[0])
 		ret = field(iov, &n, owned, "ACTRACK_CGROUP=%s", d->cgroup);
 	if (!ret && d->unit[0])
-		ret = field(iov, &n, owned, "ACTRACK_UNIT=%s", d->unit);
+		ret = field(iov, &n, owned, "ACTRACK_UNIT=%s", d->unit) ?:
+		      field(iov, &n, owned, "OBJECT_SYSTEMD_UNIT=%s", d->unit);
 	/* The OOM killer chose it (actrack deaths --oom matches this). */
 	if (!ret && d->has_oom)
 		ret = field(iov, &n, owned, "ACTRACK_OOM=1");

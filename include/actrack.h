@@ -825,8 +825,8 @@ struct actrack_death {
 	/* Where it lived (ABI 1.7, actrack.ko only): its cgroup v2 path as
 	 * it died, as the reader's cgroup namespace shows it (the "0::"
 	 * line of /proc/PID/cgroup; "" when not known), and the systemd
-	 * unit that path names (its last ".service" or ".scope" component;
-	 * "" when none). */
+	 * unit that path names, as systemd reads it (the first component
+	 * below the slices, if a ".service" or ".scope"; "" when none). */
 	char cgroup[ACTRACK_CGROUP_MAX];
 	char unit[ACTRACK_UNIT_MAX];
 	/* The OOM killer chose it: only when @has_oom (then it died of

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * What a cgroup v2 path says about systemd: the unit a process ran in.
- * systemd names a unit's cgroup after the unit, so the unit is the last
- * component of the path that ends in ".service" or ".scope" (a service's
- * delegated subtree lies below it; slices, ending in ".slice", are not
- * units a process runs in).  systemd escapes a component that would
- * start with "_" or clash with a cgroup file name by prefixing "_" (its
- * cg_escape()): the unit is the name without it.
+ * What a cgroup v2 path says about systemd: the unit a process ran in,
+ * as systemd itself reads it (cg_path_get_unit()): the path is slices
+ * (components ending in ".slice") down to the unit, and the unit is the
+ * first component below them, if it ends in ".service" or ".scope".  What
+ * lies below a unit (a service's delegated subtree, a container's own
+ * slices and units, a user manager's units below user@UID.service) is
+ * not the unit: the host's `journalctl -u` knows the process by the unit
+ * the host started.  Components ".." (a path seen from a cgroup namespace
+ * beside the process's) are skipped.  systemd escapes a component that
+ * would start with "_" or clash with a cgroup file name by prefixing "_"
+ * (its cg_escape()): the unit is the name without it.
  */
 #include <string.h>
 
@@ -22,32 +26,31 @@ static bool cg_unit_component(const char *s, size_t n, const char *suffix)
 
 uint32_t __actrack_cgroup_unit(const char *path, char *unit, size_t len)
 {
-	const char *s = path, *best = NULL;
-	size_t best_n = 0;
+	const char *s = path;
 
 	if (!len)
 		return 0;
 	unit[0] = '\0';
-	while (*s) {
+	for (s += strspn(s, "/"); *s; s += strspn(s, "/")) {
 		size_t n = strcspn(s, "/");
 		const char *name = s;
 		size_t k = n;
 
-		if (k && name[0] == '_') {	/* escaped */
+		s += n;
+		if (n == 2 && !memcmp(name, "..", 2))
+			continue;
+		if (name[0] == '_') {	/* escaped */
 			name++;
 			k--;
 		}
-		if (cg_unit_component(name, k, ".service") ||
-		    cg_unit_component(name, k, ".scope")) {
-			best = name;
-			best_n = k;
-		}
-		s += n;
-		s += strspn(s, "/");
+		if (cg_unit_component(name, k, ".slice"))
+			continue;
+		if ((!cg_unit_component(name, k, ".service") &&
+		     !cg_unit_component(name, k, ".scope")) || k >= len)
+			return 0;
+		memcpy(unit, name, k);
+		unit[k] = '\0';
+		return (uint32_t)k;
 	}
-	if (!best || best_n >= len)
-		return 0;
-	memcpy(unit, best, best_n);
-	unit[best_n] = '\0';
-	return (uint32_t)best_n;
+	return 0;
 }

@@ -251,9 +251,10 @@ TEST(killer)
 
 /*
  * ACTRACK_A_CGROUP (ABI 1.7): the path as sent, and the systemd unit the
- * library derives from it (the last .service or .scope component,
- * unescaped); without it (an older module) both are "".  One that is not
- * a string is malformed.
+ * library derives from it as systemd does (the first component below the
+ * slices, if it is a .service or .scope, unescaped; what a host's
+ * `journalctl -u` matches); without it (an older module) both are "".
+ * One that is not a string is malformed.
  */
 TEST(cgroup)
 {
@@ -261,14 +262,22 @@ TEST(cgroup)
 		const char *path, *unit;
 	} cases[] = {
 		{ "/system.slice/db.service", "db.service" },
+		{ "/init.scope", "init.scope" },
+		/* A user manager's units are below its user@.service. */
 		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/"
-		  "app-gnome-term-4242.scope", "app-gnome-term-4242.scope" },
+		  "app-gnome-term-4242.scope", "user@1000.service" },
+		/* A delegated subtree; a container's own units. */
 		{ "/system.slice/db.service/worker", "db.service" },
+		{ "/machine.slice/machine-web.scope/payload/system.slice/"
+		  "nginx.service", "machine-web.scope" },
 		{ "/../../system.slice/cron.service", "cron.service" },
 		{ "/machine.slice/_cpu.service", "cpu.service" },
+		{ "/_x.slice/y.scope", "y.scope" },
 		{ "/system.slice", "" },
 		{ "/a/.service/.scope", "" },
+		{ "/a/b.service", "" },
 		{ "/", "" },
+		{ "", "" },
 		{ "/x.services/y.scoped", "" },
 	};
 	struct actrack_death d;
