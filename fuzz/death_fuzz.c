@@ -113,7 +113,7 @@ static uint32_t le32(const uint8_t *p)
  * lie inside it, with the report's thread count. */
 static void check_minidump(const struct actrack_death *d)
 {
-	struct minidump_host h = { "6.1.0-fuzz", 2, 0 };
+	struct minidump_host h = { "6.1.0-fuzz", 2, 0, NULL };
 	uint32_t nr, dir, threads = 0;
 	uint8_t *buf;
 	size_t len;

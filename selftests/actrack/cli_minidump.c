@@ -255,7 +255,7 @@ TEST_F(dump, name_says_uid_report_and_pid)
 
 TEST_F(dump, report_without_threads_is_refused)
 {
-	struct minidump_host h = { "6.1.0", 2, 0 };
+	struct minidump_host h = { "6.1.0", 2, 0, NULL };
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
@@ -266,13 +266,13 @@ TEST_F(dump, report_without_threads_is_refused)
 
 TEST_F(dump, exception_and_command_line_are_where_the_format_says)
 {
-	struct minidump_host h = { "6.1.0-42-amd64", 2, 1234 };
+	struct minidump_host h = { "6.1.0-42-amd64", 2, 1234, NULL };
 	uint32_t rva, size;
 	uint8_t *buf;
 	size_t len;
 
 	ASSERT_EQ(0, minidump_build(&self->d, &h, "t", &buf, &len));
-	EXPECT_EQ(8, md_u32(buf + 8));		/* streams */
+	EXPECT_EQ(9, md_u32(buf + 8));		/* streams */
 	EXPECT_EQ(1234, md_u32(buf + 20));	/* time stamp */
 	/* The exception: SIGSEGV, in our thread. */
 	ASSERT_TRUE(md_stream(buf, len, 6, &rva, &size));
@@ -292,10 +292,82 @@ TEST_F(dump, exception_and_command_line_are_where_the_format_says)
 	free(buf);
 }
 
+/* /proc/PID/maps from the module list: the first module's pages. */
+TEST_F(dump, maps_are_the_modules_pages)
+{
+	const struct actrack_snap_module *m = &self->d.process.modules[0];
+	struct minidump_host h = { "6.1.0", 2, 0, NULL };
+	uint64_t lo = (m->base + m->vaddr) & ~4095ULL;
+	uint64_t hi = (m->base + m->vaddr + m->size + 4095) & ~4095ULL;
+	char want[4200];
+	uint32_t rva, size;
+	uint8_t *buf;
+	size_t len;
+	int n;
+
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_stream(buf, len, 0x47670009U, &rva, &size));
+	n = snprintf(want, sizeof(want), "%08llx-%08llx r-xp 00000000 "
+		     "00:00 0 %s\n", (unsigned long long)lo,
+		     (unsigned long long)hi, m->path);
+	ASSERT_LE((uint32_t)n, size);
+	EXPECT_EQ(0, memcmp(buf + rva, want, n)) TH_LOG("%.*s", n, buf + rva);
+	EXPECT_EQ('\n', buf[rva + size - 1]);
+	free(buf);
+}
+
+/* A thread listed without a stack says why: the report's flags, else
+ * the source's reason. */
+TEST_F(dump, a_thread_without_stack_says_why)
+{
+	struct actrack_snap_thread *t = self->d.process.threads;
+	uint32_t nr = self->d.process.nr_threads;
+	struct minidump_host h = { "6.1.0", 2, 0, NULL };
+	char key[64], val[256];
+	uint8_t *buf;
+	size_t len;
+
+	ASSERT_EQ(1, nr);
+	self->d.process.threads = calloc(2, sizeof(*t));
+	ASSERT_NE(NULL, self->d.process.threads);
+	self->d.process.threads[0] = t[0];
+	self->d.process.threads[1].tid = self->pid + 1000000;
+	self->d.process.nr_threads = 2;
+	snprintf(key, sizeof(key), "actrack.thread.%d.no_stack",
+		 self->pid + 1000000);
+
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_annotation(buf, len, key, val, sizeof(val)));
+	EXPECT_STREQ("not captured: the report holds no stack of this "
+		     "thread", val);
+	/* The thread with a stack has no such annotation. */
+	snprintf(key, sizeof(key), "actrack.thread.%d.no_stack", self->pid);
+	EXPECT_FALSE(md_annotation(buf, len, key, val, sizeof(val)));
+	free(buf);
+
+	self->d.flags = ACTRACK_DEATH_STACKS_CUT;
+	snprintf(key, sizeof(key), "actrack.thread.%d.no_stack",
+		 self->pid + 1000000);
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_annotation(buf, len, key, val, sizeof(val)));
+	EXPECT_STREQ("cut: over the module's stack_threads or stack_slots",
+		     val);
+	free(buf);
+
+	h.no_stack = "the journal keeps no registers or stack bytes";
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_annotation(buf, len, key, val, sizeof(val)));
+	EXPECT_STREQ(h.no_stack, val);
+	free(buf);
+	free(self->d.process.threads);
+	self->d.process.threads = t;
+	self->d.process.nr_threads = nr;
+}
+
 /* A thread known only by a stack bigger than the format can hold. */
 TEST_F(dump, stack_beyond_the_format_is_refused_not_overrun)
 {
-	struct minidump_host h = { NULL, 0, 0 };
+	struct minidump_host h = { NULL, 0, 0, NULL };
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
