@@ -65,11 +65,19 @@ $(FUZZ_O)/walk_fuzz: fuzz/walk_fuzz.c arena/arena.c arena/records.c $(FUZZ_HDRS)
 $(FUZZ_O)/snapshot_fuzz: $(FUZZ_O)/%: fuzz/%.c $(FUZZ_LIB_OBJS)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(LIBS)
 
-# The death parser, and the minidump writer on what it accepts.
+# The death parser, and the minidump writer on what it accepts, read back
+# by the tests' minidump reader (one reader).
+MD_READ_O := $(FUZZ_O)/obj/selftests/actrack/helpers/minidump_read.o
+$(FUZZ_O)/obj/selftests/actrack/helpers/%.o: \
+		selftests/actrack/helpers/%.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -Iselftests/actrack -fsanitize=fuzzer-no-link \
+		-c -o $@ $<
 $(FUZZ_O)/death_fuzz: fuzz/death_fuzz.c $(FUZZ_LIB_OBJS) \
-		$(FUZZ_O)/obj/cli/minidump.o
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
-		$(FUZZ_O)/obj/cli/minidump.o $(FUZZ_LIB_OBJS) $(LIBS)
+		$(FUZZ_O)/obj/cli/minidump.o $(MD_READ_O)
+	clang $(FUZZ_CFLAGS) -Iselftests/actrack -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_O)/obj/cli/minidump.o $(MD_READ_O) $(FUZZ_LIB_OBJS) \
+		$(LIBS)
 
 $(FUZZ_O)/writers_fuzz: fuzz/writers_fuzz.c $(FUZZ_LIB_OBJS) $(FUZZ_CLI_OBJS)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CLI_OBJS) \

@@ -4,7 +4,8 @@
  * the header, then one (type, size, offset) entry per stream, and the
  * Crashpad annotations.  Checks
  * every bound, so that a test of a broken file fails instead of reading
- * past it.  Compiled once, in helpers/minidump_read.c.
+ * past it.  Compiled once, in helpers/minidump_read.c, which the death
+ * fuzzer (fuzz/death_fuzz.c) links too: one reader.
  */
 #ifndef ACTRACK_TEST_MINIDUMP_READ_H
 #define ACTRACK_TEST_MINIDUMP_READ_H
@@ -15,6 +16,10 @@
 
 /* The little-endian 32-bit word at @p. */
 uint32_t md_u32(const uint8_t *p);
+
+/* A minidump header whose directory, and every stream it lists, lie
+ * inside the @len-byte file @buf. */
+bool md_check(const uint8_t *buf, size_t len);
 
 /* Stream @type of the @len-byte file @buf: its offset and size, which
  * lie inside the file.  False if the file is no minidump, or has no such

@@ -14,16 +14,39 @@ uint32_t md_u32(const uint8_t *p)
 	return v;
 }
 
+/* The header's stream count and directory offset, inside the file. */
+static bool md_dir(const uint8_t *buf, size_t len, uint32_t *nr,
+		   uint32_t *dir)
+{
+	if (len < 32 || memcmp(buf, "MDMP", 4))
+		return false;
+	*nr = md_u32(buf + 8);
+	*dir = md_u32(buf + 12);
+	return *dir <= len && *nr <= (len - *dir) / 12;
+}
+
+bool md_check(const uint8_t *buf, size_t len)
+{
+	uint32_t nr, dir;
+
+	if (!md_dir(buf, len, &nr, &dir))
+		return false;
+	for (uint32_t i = 0; i < nr; i++) {
+		const uint8_t *e = buf + dir + 12 * i;
+		uint32_t size = md_u32(e + 4), rva = md_u32(e + 8);
+
+		if (rva > len || size > len - rva)
+			return false;
+	}
+	return true;
+}
+
 bool md_stream(const uint8_t *buf, size_t len, uint32_t type, uint32_t *rva,
 	       uint32_t *size)
 {
 	uint32_t nr, dir;
 
-	if (len < 32 || memcmp(buf, "MDMP", 4))
-		return false;
-	nr = md_u32(buf + 8);
-	dir = md_u32(buf + 12);
-	if (dir > len || nr > (len - dir) / 12)
+	if (!md_dir(buf, len, &nr, &dir))
 		return false;
 	for (uint32_t i = 0; i < nr; i++) {
 		const uint8_t *e = buf + dir + 12 * i;
