@@ -217,6 +217,107 @@ TEST_F(dump, lldb_shows_the_frames_by_name_in_order)
 	EXPECT_NE(NULL, strstr(out, "stop reason = signal SIGSEGV"));
 }
 
+/*
+ * Breakpad's minidump_stackwalk, from the npm package "minidump" that
+ * scripts/setup installs (prebuilt, into ~/.cache/actrack/npm; or
+ * $ACTRACK_MINIDUMP_STACKWALK): the path of the binary, or NULL.
+ */
+static const char *stackwalk_path(char *buf, size_t len)
+{
+	const char *env = getenv("ACTRACK_MINIDUMP_STACKWALK");
+	const char *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (home)
+		snprintf(buf, len, "%s/.cache/actrack/npm/node_modules/"
+			 "minidump/bin/linux-x64/minidump_stackwalk", home);
+	else
+		return NULL;
+	return access(buf, X_OK) ? NULL : buf;
+}
+
+/* Where the dump says the test binary begins: its first page. */
+static uint64_t exe_base(const FIXTURE_DATA(dump) *self)
+{
+	const struct actrack_snap_module *m = &self->d.process.modules[0];
+
+	return (m->base + m->vaddr) & ~4095ULL;
+}
+
+/*
+ * How many of minidump_leaf, _mid, _outer (in that order, one after the
+ * other) thread 0's frames of minidump_stackwalk -m @out are in: frames
+ * of module @exe whose offset from @base falls in the function (its
+ * first 128 bytes: each is a call and a store).
+ */
+static int three_calls_in_order(const char *out, const char *exe,
+				uint64_t base)
+{
+	const uint64_t fn[] = { (uintptr_t)minidump_leaf,
+				(uintptr_t)minidump_mid,
+				(uintptr_t)minidump_outer };
+	const char *l = out;
+	int found = 0;
+
+	for (; l && *l && found < 3; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+		unsigned long long off;
+		unsigned int frame;
+		char mod[300];
+		uint64_t pc;
+
+		if (sscanf(l, "0|%u|%299[^|]||||0x%llx", &frame, mod, &off) != 3
+		    || strcmp(mod, exe))
+			continue;
+		pc = base + off;
+		if (pc >= fn[found] && pc < fn[found] + 128)
+			found++;
+		else if (found)
+			break;		/* not one after the other */
+	}
+	return found;
+}
+
+/* What the crash servers' processor makes of the file: `-m` prints one
+ * '|'-separated line per fact ("Crash|SIGSEGV|...", "Module|...",
+ * "0|FRAME|..."). */
+TEST_F(dump, breakpad_stackwalk_reads_signal_modules_and_frames)
+{
+	static char out[1 << 17];
+	char tool[4096], cmd[8300], want[300];
+	const char *exe;
+	size_t n;
+	FILE *p;
+
+	if (!stackwalk_path(tool, sizeof(tool)))
+		SKIP(return, "Breakpad's minidump_stackwalk is not installed "
+		     "(scripts/setup puts npm's minidump package in "
+		     "~/.cache/actrack/npm)");
+	ASSERT_EQ(0, minidump_save(self->dir, &self->d, "a report",
+				   self->file, sizeof(self->file)));
+	snprintf(cmd, sizeof(cmd), "'%s' -m '%s' 2>/dev/null", tool,
+		 self->file);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	ASSERT_EQ(0, pclose(p)) TH_LOG("%s", out);
+	/* The signal, the faulting thread (0), the OS. */
+	EXPECT_NE(NULL, strstr(out, "OS|Linux|")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "CPU|amd64|"));
+	EXPECT_NE(NULL, strstr(out, "Crash|SIGSEGV"));
+	/* The test binary among the modules, with its build id's code. */
+	exe = strrchr(self->d.process.modules[0].path, '/');
+	exe = exe ? exe + 1 : self->d.process.modules[0].path;
+	snprintf(want, sizeof(want), "Module|%s|", exe);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	/* Thread 0's frames, unwound from the file's stack by Breakpad's
+	 * own unwinder (no symbols: module and offset): the three calls,
+	 * innermost first. */
+	EXPECT_EQ(3, three_calls_in_order(out, exe, exe_base(self)))
+		TH_LOG("%s", out);
+}
+
 /* actrack's own unwinder names the same frames from the same report. */
 TEST_F(dump, actrack_names_the_same_frames)
 {
