@@ -29,6 +29,8 @@
 #include "actrack.h"
 #include "test_harness.h"
 #include "cli.h"
+#include "death_json.h"
+#include "json.h"
 #include "minidump.h"
 #include "minidump_read.h"
 #include "render.h"
@@ -463,6 +465,73 @@ TEST_F(dump, a_thread_without_stack_says_why)
 	free(self->d.process.threads);
 	self->d.process.threads = t;
 	self->d.process.nr_threads = nr;
+}
+
+/*
+ * deaths export reads back the JSON report monitor --json wrote (and the
+ * journal keeps): the same process, threads, modules and build ids, the
+ * fatal record, but no stack.
+ */
+TEST_F(dump, the_json_report_reads_back_as_the_same_death)
+{
+	const struct actrack_snap_process *p = &self->d.process, *q;
+	struct symbolizer *sym = sym_new();
+	struct actrack_death back;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct json j;
+
+	ASSERT_NE(NULL, f);
+	self->d.process.threads[0].fatal_signo = SIGSEGV;
+	self->d.process.threads[0].fatal_code = -6;
+	self->d.process.threads[0].fatal_addr = 0xdeadbeef;
+	self->d.flags = ACTRACK_DEATH_STACKS_CUT;
+	json_init(&j, f, 0);
+	EXPECT_EQ(0, render_death_json(&j, sym, &self->d, "live"));
+	EXPECT_EQ(0, json_finish(&j));
+	fclose(f);
+	sym_free(sym);
+	ASSERT_EQ(0, death_from_json(text, len, &back)) TH_LOG("%s", text);
+	q = &back.process;
+	EXPECT_EQ(7, back.seq);
+	EXPECT_EQ(getuid(), back.uid);
+	EXPECT_EQ(SIGSEGV, back.signal);
+	EXPECT_EQ(ACTRACK_DEATH_STACKS_CUT, back.flags);
+	EXPECT_EQ(0, back.nr_stacks);
+	EXPECT_EQ(p->pid, q->pid);
+	EXPECT_STREQ(p->cmdline, q->cmdline);
+	ASSERT_EQ(p->nr_threads, q->nr_threads);
+	for (uint32_t i = 0; i < p->nr_threads; i++) {
+		EXPECT_EQ(p->threads[i].tid, q->threads[i].tid);
+		EXPECT_STREQ(p->threads[i].name, q->threads[i].name);
+		EXPECT_EQ(p->threads[i].fatal_signo, q->threads[i].fatal_signo);
+		EXPECT_EQ(p->threads[i].fatal_code, q->threads[i].fatal_code);
+		EXPECT_EQ(p->threads[i].fatal_addr, q->threads[i].fatal_addr);
+	}
+	ASSERT_EQ(p->nr_modules, q->nr_modules);
+	for (uint32_t i = 0; i < p->nr_modules; i++) {
+		const struct actrack_snap_module *a = &p->modules[i];
+		const struct actrack_snap_module *b = &q->modules[i];
+
+		EXPECT_STREQ(a->path, b->path);
+		EXPECT_EQ(a->base, b->base);
+		EXPECT_EQ(a->size, b->size);
+		EXPECT_EQ(a->vaddr, b->vaddr);
+		ASSERT_EQ(a->build_id_size, b->build_id_size);
+		EXPECT_EQ(0, memcmp(a->build_id, b->build_id,
+				    a->build_id_size));
+	}
+	/* Not JSON, or no process: refused. */
+	death_json_free(&back);
+	EXPECT_EQ(-EBADMSG, death_from_json("{\"seq\": 1}", 11, &back));
+	death_json_free(&back);
+	EXPECT_EQ(-EBADMSG, death_from_json(text, len - 2, &back));
+	death_json_free(&back);
+	EXPECT_EQ(-EBADMSG, death_from_json("{\"process\": {\"threads\": "
+					    "[1]}}", 28, &back));
+	death_json_free(&back);
+	free(text);
 }
 
 /* A thread known only by a stack bigger than the format can hold. */
