@@ -122,6 +122,17 @@ int journal_parse_time(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
+/* export without its format (or with --json), or its options without
+ * it: a usage error. */
+static int export_usage(const struct deaths_opts *o)
+{
+	if (!o->export)
+		return cli_usage_error("deaths", "deaths: --minidump and "
+				       "--output are export's");
+	return cli_usage_error("deaths", "deaths: export: which format? "
+			       "--minidump (the only one)");
+}
+
 /* Return: -1 to go on, else the exit code. */
 static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 {
@@ -211,12 +222,8 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 	if (o->directory && o->file)
 		return cli_usage_error("deaths", "deaths: --directory and "
 				       "--file exclude each other");
-	if (!o->export && (o->minidump || o->output))
-		return cli_usage_error("deaths", "deaths: --minidump and "
-				       "--output are export's");
-	if (o->export && (o->json || o->minidump != true))
-		return cli_usage_error("deaths", "deaths: export: which "
-				       "format? --minidump (the only one)");
+	if (o->export ? o->json || !o->minidump : o->minidump || o->output)
+		return export_usage(o);
 	if (optind < argc)
 		o->match = argv[optind++];
 	if (optind < argc)
