@@ -239,40 +239,50 @@ static const char *stackwalk_path(char *buf, size_t len)
 	return access(buf, X_OK) ? NULL : buf;
 }
 
-/* Where the dump says the test binary begins: its first page. */
-static uint64_t exe_base(const FIXTURE_DATA(dump) *self)
+/*
+ * A Breakpad symbol store in @dir for the modules of @p, made by the
+ * package's dump_syms next to @tool (CFI and function names, as a crash
+ * server's store holds them): DIR/NAME/ID/NAME.sym, ID and NAME from
+ * the file's MODULE line.  Return: how many modules it holds.
+ */
+static int symbol_store(const char *tool, const char *dir,
+			const struct actrack_snap_process *p)
 {
-	const struct actrack_snap_module *m = &self->d.process.modules[0];
+	char cmd[8800];
+	int n = 0;
 
-	return (m->base + m->vaddr) & ~4095ULL;
+	for (uint32_t i = 0; i < p->nr_modules; i++) {
+		snprintf(cmd, sizeof(cmd), "f=$(mktemp) && '%.*sdump_syms' "
+			 "'%s' >\"$f\" 2>/dev/null && set -- $(head -n1 "
+			 "\"$f\") && mkdir -p '%s'/\"$5/$4\" && mv \"$f\" "
+			 "'%s'/\"$5/$4/$5.sym\" || { rm -f \"$f\"; exit 1; }",
+			 (int)(strrchr(tool, '/') + 1 - tool), tool,
+			 p->modules[i].path, dir, dir);
+		n += !system(cmd);
+	}
+	return n;
 }
 
 /*
- * How many of minidump_leaf, _mid, _outer (in that order, one after the
- * other) thread 0's frames of minidump_stackwalk -m @out are in: frames
- * of module @exe whose offset from @base falls in the function (its
- * first 128 bytes: each is a call and a store).
+ * How many of minidump_leaf, _mid, _outer, in that order and one after
+ * the other, Breakpad named in thread 0's frames of `minidump_stackwalk
+ * -m` @out ("0|FRAME|MODULE|FUNCTION|...").
  */
-static int three_calls_in_order(const char *out, const char *exe,
-				uint64_t base)
+static int three_calls_in_order(const char *out)
 {
-	const uint64_t fn[] = { (uintptr_t)minidump_leaf,
-				(uintptr_t)minidump_mid,
-				(uintptr_t)minidump_outer };
+	static const char *const fn[] = { "minidump_leaf", "minidump_mid",
+					  "minidump_outer" };
 	const char *l = out;
 	int found = 0;
 
 	for (; l && *l && found < 3; l = strchr(l, '\n'), l = l ? l + 1 : l) {
-		unsigned long long off;
+		char mod[300], name[300];
 		unsigned int frame;
-		char mod[300];
-		uint64_t pc;
 
-		if (sscanf(l, "0|%u|%299[^|]||||0x%llx", &frame, mod, &off) != 3
-		    || strcmp(mod, exe))
+		if (sscanf(l, "0|%u|%299[^|]|%299[^|]|", &frame, mod,
+			   name) != 3)
 			continue;
-		pc = base + off;
-		if (pc >= fn[found] && pc < fn[found] + 128)
+		if (!strcmp(name, fn[found]))
 			found++;
 		else if (found)
 			break;		/* not one after the other */
@@ -286,7 +296,7 @@ static int three_calls_in_order(const char *out, const char *exe,
 TEST_F(dump, breakpad_stackwalk_reads_signal_modules_and_frames)
 {
 	static char out[1 << 17];
-	char tool[4096], cmd[8300], want[300];
+	char tool[4096], cmd[8300], want[300], syms[128];
 	const char *exe;
 	size_t n;
 	FILE *p;
@@ -297,8 +307,11 @@ TEST_F(dump, breakpad_stackwalk_reads_signal_modules_and_frames)
 		     "~/.cache/actrack/npm)");
 	ASSERT_EQ(0, minidump_save(self->dir, &self->d, "a report",
 				   self->file, sizeof(self->file)));
-	snprintf(cmd, sizeof(cmd), "'%s' -m '%s' 2>/dev/null", tool,
-		 self->file);
+	/* The test binary's and libc's symbols at least: the frames'. */
+	snprintf(syms, sizeof(syms), "%s/symbols", self->dir);
+	EXPECT_LE(2, symbol_store(tool, syms, &self->d.process));
+	snprintf(cmd, sizeof(cmd), "'%s' -m '%s' '%s' 2>/dev/null", tool,
+		 self->file, syms);
 	p = popen(cmd, "r");
 	ASSERT_NE(NULL, p);
 	n = fread(out, 1, sizeof(out) - 1, p);
@@ -314,10 +327,11 @@ TEST_F(dump, breakpad_stackwalk_reads_signal_modules_and_frames)
 	snprintf(want, sizeof(want), "Module|%s|", exe);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	/* Thread 0's frames, unwound from the file's stack by Breakpad's
-	 * own unwinder (no symbols: module and offset): the three calls,
-	 * innermost first. */
-	EXPECT_EQ(3, three_calls_in_order(out, exe, exe_base(self)))
-		TH_LOG("%s", out);
+	 * stack walker with the store's CFI, and named by it: the three
+	 * calls, innermost first, as actrack names them. */
+	EXPECT_EQ(3, three_calls_in_order(out)) TH_LOG("%s", out);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", syms);
+	EXPECT_EQ(0, system(cmd));
 }
 
 /* actrack's own unwinder names the same frames from the same report. */
