@@ -461,6 +461,7 @@ static int export_death(sd_journal *j, struct actrack_death *d,
 	size_t n;
 	int ret;
 
+	memset(d, 0, sizeof(*d));	/* freed by the caller, whatever */
 	if (get_field(j, "ACTRACK_REPORT", &v, &n))
 		return -EBADMSG;
 	ret = death_from_json(v, n, d);

@@ -109,7 +109,8 @@ static int write_journal(const char *dir, const struct entry *list,
 			put_field(f, "ACTRACK_KILLER_COMM", e->killer_comm);
 		if (e->seq)
 			put_field(f, "ACTRACK_SEQ", e->seq);
-		put_field(f, "ACTRACK_REPORT", e->report);
+		if (e->report)
+			put_field(f, "ACTRACK_REPORT", e->report);
 		fputc('\n', f);
 	}
 	if (fclose(f))
@@ -345,6 +346,10 @@ static const struct entry export_entries[] = {
 	{ T0 + 120, MESSAGE_ID, "302", "0", "bad", "bad", "none", NULL, NULL,
 	  NULL, "1", "pid 302 (bad) exited with code 1", "{\"process\": [",
 	  NULL, NULL, "8" },
+	/* No report at all: the same. */
+	{ T0 + 180, MESSAGE_ID, "303", "0", "bare", "bare", "none", NULL, NULL,
+	  NULL, "1", "pid 303 (bare) exited with code 1", NULL, NULL, NULL,
+	  "9" },
 };
 
 #define NR_EXPORT	(sizeof(export_entries) / sizeof(export_entries[0]))
@@ -507,6 +512,8 @@ TEST_F(export, every_death_of_the_range_and_a_bad_entry_said)
 	snprintf(want, sizeof(want), "%s/actrack-0-7-301.dmp\n", self->out);
 	EXPECT_STREQ(want, self->r.out);
 	EXPECT_STREQ("actrack: deaths: export: pid 302: ACTRACK_REPORT is "
+		     "not a death report: skipped\n"
+		     "actrack: deaths: export: pid 303: ACTRACK_REPORT is "
 		     "not a death report: skipped\n", self->r.err);
 	list_dir(self->out, names, sizeof(names));
 	EXPECT_STREQ("actrack-0-7-301.dmp\n", names);
