@@ -21,7 +21,9 @@
 
 #include "actrack.h"
 #include "cli.h"
+#include "death_json.h"
 #include "journal.h"
+#include "minidump.h"
 
 struct deaths_opts {
 	bool info;
@@ -31,6 +33,8 @@ struct deaths_opts {
 	const char *match;		/* PID or COMM */
 	bool oom;			/* OOM kills only */
 	const char *killed_by;		/* the sender's comm, or NULL */
+	bool export, minidump;		/* export --minidump */
+	const char *output;		/* export -o DIR */
 };
 
 static uint64_t real_us(void)
@@ -118,6 +122,17 @@ int journal_parse_time(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
+/* export without its format (or with --json), or its options without
+ * it: a usage error. */
+static int export_usage(const struct deaths_opts *o)
+{
+	if (!o->export)
+		return cli_usage_error("deaths", "deaths: --minidump and "
+				       "--output are export's");
+	return cli_usage_error("deaths", "deaths: export: which format? "
+			       "--minidump (the only one)");
+}
+
 /* Return: -1 to go on, else the exit code. */
 static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 {
@@ -129,14 +144,20 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 		{ "file",	required_argument,	NULL, 'F' },
 		{ "oom",	no_argument,		NULL, 'O' },
 		{ "killed-by",	required_argument,	NULL, 'K' },
+		{ "minidump",	no_argument,		NULL, 'M' },
+		{ "output",	required_argument,	NULL, 'o' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 
-	/* "list" and "info" are verbs before the options. */
+	/* "list", "info" and "export" are verbs before the options. */
 	if (argc > 1 && !strcmp(argv[1], "info")) {
 		o->info = true;
+		argc--;
+		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "export")) {
+		o->export = true;
 		argc--;
 		argv++;
 	} else if (argc > 1 && !strcmp(argv[1], "list")) {
@@ -145,7 +166,7 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "S:U:jD:h", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "S:U:jD:o:h", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'S':
@@ -178,12 +199,18 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 						       "bytes): '%s'", optarg);
 			o->killed_by = optarg;
 			break;
+		case 'M':
+			o->minidump = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
 		case 'h':
 			fputs(cli_help_page("deaths"), stdout);
 			return 0;
 		default:
 			if (optopt == 'S' || optopt == 'U' || optopt == 'D' ||
-			    optopt == 'F' || optopt == 'K')
+			    optopt == 'F' || optopt == 'K' || optopt == 'o')
 				return cli_usage_error("deaths", "deaths: %s: "
 						       "missing argument",
 						       argv[optind - 1]);
@@ -195,6 +222,8 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 	if (o->directory && o->file)
 		return cli_usage_error("deaths", "deaths: --directory and "
 				       "--file exclude each other");
+	if (o->export ? o->json || !o->minidump : o->minidump || o->output)
+		return export_usage(o);
 	if (optind < argc)
 		o->match = argv[optind++];
 	if (optind < argc)
@@ -399,6 +428,128 @@ static int add_matches(sd_journal *j, const struct deaths_opts *o)
 	return sd_journal_add_match(j, buf, 0);
 }
 
+/* ---- export --------------------------------------------------------------- */
+
+/* The journal keeps a report's JSON and text, not its stack bytes. */
+#define EXPORT_NO_STACK	"the journal keeps no registers or stack bytes"
+
+/* Field @name as a C string (cut at a NUL), "" when absent; free it. */
+static char *field_dup(sd_journal *j, const char *name)
+{
+	const char *v = "";
+	size_t n = 0;
+
+	get_field(j, name, &v, &n);
+	return strndup(v, n);
+}
+
+/*
+ * The current entry's death: its JSON report's process, threads and
+ * modules, with the entry's own fields (what the list shows and the
+ * selection matched) over the report's.  A report of no thread record
+ * lists its main thread.
+ */
+static int export_death(sd_journal *j, struct actrack_death *d,
+			struct actrack_snap_thread *main)
+{
+	int64_t pid = journal_field_num(j, "ACTRACK_PID");
+	int64_t uid = journal_field_num(j, "ACTRACK_UID");
+	int64_t seq = journal_field_num(j, "ACTRACK_SEQ");
+	int64_t sig = journal_field_num(j, "ACTRACK_SIGNAL");
+	char *cmd;
+	const char *v;
+	size_t n;
+	int ret;
+
+	memset(d, 0, sizeof(*d));	/* freed by the caller, whatever */
+	if (get_field(j, "ACTRACK_REPORT", &v, &n))
+		return -EBADMSG;
+	ret = death_from_json(v, n, d);
+	if (ret)
+		return ret;
+	if (pid >= 0 && pid <= UINT32_MAX)
+		d->process.pid = (uint32_t)pid;
+	if (uid >= 0 && uid <= UINT32_MAX)
+		d->uid = (uint32_t)uid;
+	if (seq >= 0)
+		d->seq = (uint64_t)seq;
+	if (sig > 0 && sig <= 64)
+		d->signal = (int)sig;
+	cmd = field_dup(j, "ACTRACK_CMDLINE");
+	if (cmd && *cmd)
+		snprintf(d->process.cmdline, sizeof(d->process.cmdline), "%s",
+			 cmd);
+	free(cmd);
+	if (!d->process.nr_threads) {
+		memset(main, 0, sizeof(*main));
+		main->pid = main->tid = d->process.pid;
+		journal_field_str(j, "ACTRACK_COMM", main->name,
+				  sizeof(main->name), sizeof(main->name) - 1);
+		d->process.threads = main;
+		d->process.nr_threads = 1;
+	}
+	return 0;
+}
+
+/* The current entry as a minidump in @dir.  Return 0, or 1 (said). */
+static int export_entry(sd_journal *j, const char *dir, uint64_t us)
+{
+	struct minidump_host h = { .time = (uint32_t)(us / 1000000),
+				   .no_stack = EXPORT_NO_STACK };
+	struct actrack_snap_thread main_thread;
+	struct actrack_death d;
+	char path[4096], pid[24];
+	char *text;
+	int ret;
+
+	if (export_death(j, &d, &main_thread)) {
+		if (d.process.threads == &main_thread)
+			d.process.threads = NULL;
+		death_json_free(&d);
+		fprintf(stderr, "actrack: deaths: export: pid %s: "
+			"ACTRACK_REPORT is not a death report: skipped\n",
+			journal_field_str(j, "ACTRACK_PID", pid, sizeof(pid),
+					  20));
+		return 1;
+	}
+	text = field_dup(j, "MESSAGE");
+	ret = minidump_write(dir, &d, &h, text, path, sizeof(path));
+	free(text);
+	if (d.process.threads == &main_thread)
+		d.process.threads = NULL;
+	death_json_free(&d);
+	if (ret) {
+		fprintf(stderr, "actrack: deaths: export: cannot write pid "
+			"%u's minidump in %s: %s\n", d.process.pid, dir,
+			strerror(-ret));
+		return 1;
+	}
+	printf("%s\n", path);
+	return 0;
+}
+
+/* Every selected entry in range, oldest first, as a minidump. */
+static int export_deaths(sd_journal *j, const struct deaths_opts *o,
+			 int *found)
+{
+	const char *dir = o->output ? o->output : ".";
+	int ret, status = 0;
+	uint64_t us;
+
+	ret = o->since_us ? sd_journal_seek_realtime_usec(j, o->since_us) :
+			    sd_journal_seek_head(j);
+	while (ret >= 0 && (ret = sd_journal_next(j)) > 0) {
+		if (sd_journal_get_realtime_usec(j, &us) < 0 ||
+		    (o->since_us && us < o->since_us))
+			continue;
+		if (o->until_us && us >= o->until_us)
+			break;
+		status |= export_entry(j, dir, us);
+		(*found)++;
+	}
+	return ret < 0 ? ret : status;
+}
+
 int cmd_deaths(int argc, char **argv)
 {
 	struct deaths_opts o = { 0 };
@@ -413,7 +564,12 @@ int cmd_deaths(int argc, char **argv)
 	ret = add_matches(j, &o);
 	if (ret < 0)
 		goto fail;
-	if (o.info) {
+	if (o.export) {
+		ret = export_deaths(j, &o, &found);
+		if (ret < 0)
+			goto fail;
+		status = ret;
+	} else if (o.info) {
 		/* The newest match that is in range. */
 		ret = sd_journal_seek_tail(j);
 		if (ret < 0)

@@ -36,8 +36,9 @@
 #define MD_SYSTEM_INFO		7
 #define MD_LINUX_PROC_STATUS	0x47670004U	/* Breakpad */
 #define MD_LINUX_CMD_LINE	0x47670006U
+#define MD_LINUX_MAPS		0x47670009U
 #define MD_CRASHPAD_INFO	0x43500001U	/* Crashpad */
-#define MD_NR_STREAMS		8
+#define MD_NR_STREAMS		9
 
 #define MD_THREAD_SIZE		48
 #define MD_MODULE_SIZE		108
@@ -379,25 +380,95 @@ static uint32_t put_status(struct mbuf *b, const struct actrack_death *d,
 	return put_bytes(b, text, (size_t)n, 4);
 }
 
-/* Crashpad's MinidumpCrashpadInfo (version 1) holding only the simple
- * annotations: what the process was doing, as crash servers show it. */
-static uint32_t put_annotations(struct mbuf *b, const struct actrack_death *d,
-				const char *text)
+/*
+ * /proc/PID/maps as the module list gives it: one line per module, its
+ * pages from the first to the last it maps, "r-xp" and offset 0 (the
+ * report keeps neither the protections nor the file offsets), and its
+ * path with a newline written "\012" as the kernel writes it.
+ */
+static uint32_t put_maps(struct mbuf *b, const struct actrack_snap_process *p,
+			 uint32_t *size)
 {
-	char pid[16];
-	const char *kv[][2] = {
-		{ "actrack.pid", pid },
-		{ "actrack.cmdline", d->process.cmdline },
-		{ "actrack.report", text ? text : "" },
-	};
-	uint32_t n = sizeof(kv) / sizeof(kv[0]), dict, at;
+	uint32_t first = 0;
 
+	*size = 0;
+	for (uint32_t i = 0; i < p->nr_modules; i++) {
+		const struct actrack_snap_module *m = &p->modules[i];
+		uint64_t lo = (m->base + m->vaddr) & ~(uint64_t)4095;
+		uint64_t hi = (m->base + m->vaddr + m->size + 4095) &
+			      ~(uint64_t)4095;
+		char line[64 + 4 * sizeof(m->path)];
+		size_t n, plen = strnlen(m->path, sizeof(m->path));
+		uint32_t at;
+
+		n = (size_t)snprintf(line, sizeof(line), "%08" PRIx64 "-%08"
+				     PRIx64 " r-xp 00000000 00:00 0 ", lo, hi);
+		for (size_t k = 0; k < plen; k++)
+			n += (size_t)(m->path[k] == '\n' ?
+				      sprintf(line + n, "\\012") :
+				      sprintf(line + n, "%c", m->path[k]));
+		line[n++] = '\n';
+		at = put_bytes(b, line, n, 1);
+		if (!i)
+			first = at;
+		*size += (uint32_t)n;
+	}
+	return p->nr_modules ? first : put_bytes(b, "", 0, 1);
+}
+
+/* Why a thread of @d has no stack in the file. */
+static const char *no_stack_why(const struct actrack_death *d,
+				const struct minidump_host *h)
+{
+	if (h->no_stack)
+		return h->no_stack;
+	if (d->flags & ACTRACK_DEATH_STACKS_PRIVATE)
+		return "private: the process was not dumpable";
+	if (d->flags & ACTRACK_DEATH_STACKS_WITHHELD)
+		return "withheld: Yama's ptrace_scope keeps the reader of "
+		       "the report from the process's memory";
+	if (d->flags & ACTRACK_DEATH_STACKS_UNSUPPORTED)
+		return "not captured: a thread that ran 32-bit code, or over "
+		       "the module's stack_threads or stack_slots";
+	if (d->flags & ACTRACK_DEATH_STACKS_CUT)
+		return "cut: over the module's stack_threads or stack_slots";
+	return "not captured: the report holds no stack of this thread";
+}
+
+/* One key and value of the annotation dictionary at @dict. */
+static void put_kv(struct mbuf *b, uint32_t dict, uint32_t i,
+		   const char *key, const char *val)
+{
+	put32(b, dict + 4 + 8 * i, put_utf8(b, key));
+	put32(b, dict + 8 + 8 * i, put_utf8(b, val));
+}
+
+/*
+ * Crashpad's MinidumpCrashpadInfo (version 1) holding only the simple
+ * annotations: what the process was doing, as crash servers show it,
+ * and, for each thread listed without a stack, why.
+ */
+static uint32_t put_annotations(struct mbuf *b, const struct actrack_death *d,
+				const struct minidump_host *h,
+				const struct md_thread *mt, const char *text)
+{
+	uint32_t n = 3, nr = d->process.nr_threads, dict, at;
+	char pid[16], key[48];
+
+	for (uint32_t i = 0; i < nr; i++)
+		n += !mt[i].stack;
 	snprintf(pid, sizeof(pid), "%u", d->process.pid);
 	dict = mb_take(b, 4 + 8 * (size_t)n, 4);
 	put32(b, dict, n);
-	for (uint32_t i = 0; i < n; i++) {
-		put32(b, dict + 4 + 8 * i, put_utf8(b, kv[i][0]));
-		put32(b, dict + 8 + 8 * i, put_utf8(b, kv[i][1]));
+	put_kv(b, dict, 0, "actrack.pid", pid);
+	put_kv(b, dict, 1, "actrack.cmdline", d->process.cmdline);
+	put_kv(b, dict, 2, "actrack.report", text ? text : "");
+	for (uint32_t i = 0, k = 3; i < nr; i++) {
+		if (mt[i].stack)
+			continue;
+		snprintf(key, sizeof(key), "actrack.thread.%u.no_stack",
+			 mt[i].tid);
+		put_kv(b, dict, k++, key, no_stack_why(d, h));
 	}
 	at = mb_take(b, MD_CRASHPAD_INFO_SIZE, 4);
 	put32(b, at, 1);
@@ -453,8 +524,10 @@ int minidump_build(const struct actrack_death *d,
 	cmd = strnlen(d->process.cmdline, sizeof(d->process.cmdline));
 	rva = put_bytes(&b, d->process.cmdline, cmd, 1);
 	add_stream(&b, &dir, MD_LINUX_CMD_LINE, (uint32_t)cmd, rva);
+	rva = put_maps(&b, &d->process, &size);
+	add_stream(&b, &dir, MD_LINUX_MAPS, size, rva);
 	add_stream(&b, &dir, MD_CRASHPAD_INFO, MD_CRASHPAD_INFO_SIZE,
-		   put_annotations(&b, d, text));
+		   put_annotations(&b, d, h, mt, text));
 	free(mt);
 	put32(&b, 0, MD_SIGNATURE);
 	put32(&b, 4, MD_VERSION);
@@ -478,6 +551,7 @@ void minidump_host_now(struct minidump_host *h)
 	h->release = uname(&u) ? NULL : u.release;
 	h->nr_cpus = cpus > 0 ? (unsigned int)cpus : 0;
 	h->time = (uint32_t)time(NULL);
+	h->no_stack = NULL;
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -499,6 +573,15 @@ int minidump_save(const char *dir, const struct actrack_death *d,
 		  const char *text, char *path, size_t path_len)
 {
 	struct minidump_host h;
+
+	minidump_host_now(&h);
+	return minidump_write(dir, d, &h, text, path, path_len);
+}
+
+int minidump_write(const char *dir, const struct actrack_death *d,
+		   const struct minidump_host *h, const char *text,
+		   char *path, size_t path_len)
+{
 	char tmp[4096];
 	uint8_t *buf;
 	size_t len;
@@ -510,8 +593,7 @@ int minidump_save(const char *dir, const struct actrack_death *d,
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.actrack-dmp-XXXXXX",
 			     dir) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	minidump_host_now(&h);
-	ret = minidump_build(d, &h, text, &buf, &len);
+	ret = minidump_build(d, h, text, &buf, &len);
 	if (ret)
 		return ret;
 	fd = mkostemp(tmp, O_CLOEXEC);

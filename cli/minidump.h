@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include "actrack.h"
 
-/* Facts about the machine that a death report does not carry. */
+/* Facts about the machine, and about where the report was kept, that a
+ * death report does not carry. */
 struct minidump_host {
 	const char *release;		/* uname -r, NULL: unknown */
 	unsigned int nr_cpus;
 	uint32_t time;			/* the file's time stamp, s */
+	/* Why no thread has a stack, when the report was kept somewhere
+	 * that keeps none (the journal); NULL: the report's flags say. */
+	const char *no_stack;
 };
 
 /* minidump_host_now() - this machine, now (the monitor writes a report on
@@ -43,5 +47,11 @@ int minidump_build(const struct actrack_death *d,
  */
 int minidump_save(const char *dir, const struct actrack_death *d,
 		  const char *text, char *path, size_t path_len);
+
+/* minidump_write() - the same, with @h's facts instead of this machine's
+ * now (deaths export: a report read back later). */
+int minidump_write(const char *dir, const struct actrack_death *d,
+		   const struct minidump_host *h, const char *text,
+		   char *path, size_t path_len);
 
 #endif /* ACTRACK_CLI_MINIDUMP_H */

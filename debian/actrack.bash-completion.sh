@@ -16,7 +16,7 @@ _actrack()
 	--arena | --file)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
-	--directory | -D)
+	--directory | -D | --output)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return ;;
 	esac
@@ -24,7 +24,7 @@ _actrack()
 	case $cmd in
 	'') words="dump ps monitor hangs top save stats collect deaths help --arena --help --version" ;;
 	monitor) words="--json --journal --all-uids --recent --minidump-dir --count --timeout --help" ;;
-	deaths) words="list info --since --until --json --oom --killed-by --directory --file --help" ;;
+	deaths) words="list info export --minidump --output --since --until --json --oom --killed-by --directory --file --help" ;;
 	help) words="dump ps monitor hangs top save stats collect deaths" ;;
 	*) words="--help" ;;
 	esac

@@ -32,6 +32,7 @@
 
 #include "internal.h"
 #include "minidump.h"
+#include "minidump_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -104,17 +105,13 @@ static void check_death(const struct actrack_death *d)
 	}
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The minidump of an accepted report: a file whose directory and streams
- * lie inside it, with the report's thread count. */
+ * lie inside it (the tests' reader, minidump_read.h), with the report's
+ * thread count. */
 static void check_minidump(const struct actrack_death *d)
 {
-	struct minidump_host h = { "6.1.0-fuzz", 2, 0 };
-	uint32_t nr, dir, threads = 0;
+	struct minidump_host h = { "6.1.0-fuzz", 2, 0, NULL };
+	uint32_t rva, size;
 	uint8_t *buf;
 	size_t len;
 	int ret = minidump_build(d, &h, "report", &buf, &len);
@@ -123,24 +120,9 @@ static void check_minidump(const struct actrack_death *d)
 		return;
 	if (ret)
 		abort();	/* -ENOMEM, -EFBIG: not from a parsed report */
-	nr = le32(buf + 8);
-	dir = le32(buf + 12);
-	if (len < 32 || memcmp(buf, "MDMP", 4) || dir > len ||
-	    nr > (len - dir) / 12)
-		abort();
-	for (uint32_t i = 0; i < nr; i++) {
-		const uint8_t *e = buf + dir + 12 * i;
-		uint32_t size = le32(e + 4), rva = le32(e + 8);
-
-		if (rva > len || size > len - rva)
-			abort();
-		if (le32(e) == 3) {
-			threads = le32(buf + rva);
-			if (size != 4 + 48 * threads)
-				abort();
-		}
-	}
-	if (threads != d->process.nr_threads)
+	if (!md_check(buf, len) || !md_stream(buf, len, 3, &rva, &size) ||
+	    size < 4 || md_u32(buf + rva) != d->process.nr_threads ||
+	    size != 4 + 48 * d->process.nr_threads)
 		abort();
 	free(buf);
 }

@@ -13,6 +13,9 @@
 #   arena     the arena core alone, built exactly as the kernel builds it
 #   death     the death report parser (lib/report_parse.c), and the
 #             minidump writer (cli/minidump.c) on what it accepts
+#   export    deaths export's input: a journal entry's JSON report, read
+#             by cli/death_json.c and cli/json_read.c, then written as a
+#             minidump (seed: fuzz/export_seed.json)
 #   snapshot  an arbitrary file as --arena, through actrack_snapshot_take()
 #   writers   dump --json and --trace (cli/json.c, cli/trace.c) on the
 #             snapshots of arbitrary arenas; the CLI's objects without main
@@ -24,7 +27,7 @@
 
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 15
-FUZZ_ALL     := arena death snapshot writers walk
+FUZZ_ALL     := arena death export snapshot writers walk
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_O       := $(O)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -65,11 +68,25 @@ $(FUZZ_O)/walk_fuzz: fuzz/walk_fuzz.c arena/arena.c arena/records.c $(FUZZ_HDRS)
 $(FUZZ_O)/snapshot_fuzz: $(FUZZ_O)/%: fuzz/%.c $(FUZZ_LIB_OBJS)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(LIBS)
 
-# The death parser, and the minidump writer on what it accepts.
+# The death parser, and the minidump writer on what it accepts, read back
+# by the tests' minidump reader (one reader).
+MD_READ_O := $(FUZZ_O)/obj/selftests/actrack/helpers/minidump_read.o
+$(FUZZ_O)/obj/selftests/actrack/helpers/%.o: \
+		selftests/actrack/helpers/%.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -Iselftests/actrack -fsanitize=fuzzer-no-link \
+		-c -o $@ $<
 $(FUZZ_O)/death_fuzz: fuzz/death_fuzz.c $(FUZZ_LIB_OBJS) \
-		$(FUZZ_O)/obj/cli/minidump.o
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
-		$(FUZZ_O)/obj/cli/minidump.o $(FUZZ_LIB_OBJS) $(LIBS)
+		$(FUZZ_O)/obj/cli/minidump.o $(MD_READ_O)
+	clang $(FUZZ_CFLAGS) -Iselftests/actrack -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_O)/obj/cli/minidump.o $(MD_READ_O) $(FUZZ_LIB_OBJS) \
+		$(LIBS)
+
+# deaths export's reading of a report, and the writer on what it accepts.
+EXPORT_OBJS := $(patsubst %,$(FUZZ_O)/obj/cli/%.o,death_json json_read minidump)
+$(FUZZ_O)/export_fuzz: fuzz/export_fuzz.c $(EXPORT_OBJS) $(MD_READ_O)
+	clang $(FUZZ_CFLAGS) -Iselftests/actrack -fsanitize=fuzzer -o $@ $< \
+		$(EXPORT_OBJS) $(MD_READ_O)
 
 $(FUZZ_O)/writers_fuzz: fuzz/writers_fuzz.c $(FUZZ_LIB_OBJS) $(FUZZ_CLI_OBJS)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CLI_OBJS) \
@@ -85,6 +102,8 @@ $(FUZZ_O)/seeds/.done: $(FUZZ_O)/gen_corpus
 	rm -rf $(FUZZ_O)/seeds
 	$(FUZZ_O)/gen_corpus $(FUZZ_O)/seeds
 	cp -r $(FUZZ_O)/seeds/arena $(FUZZ_O)/seeds/walk
+	mkdir -p $(FUZZ_O)/seeds/export
+	cp fuzz/export_seed.json $(FUZZ_O)/seeds/export/
 	touch $@
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ_O)/seeds/.done

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "minidump_read.h"
 #include "snapshot_helpers.h"
 #include "test_harness.h"
 
@@ -39,6 +40,7 @@ struct entry {
 	const char *message, *report;
 	const char *oom;		/* ACTRACK_OOM, or NULL */
 	const char *killer_comm;	/* ACTRACK_KILLER_COMM, or NULL */
+	const char *seq;		/* ACTRACK_SEQ, or NULL */
 };
 
 static const struct entry entries[] = {
@@ -46,26 +48,27 @@ static const struct entry entries[] = {
 	  "main-loop-started", "11", "SIGSEGV", "1", NULL,
 	  "pid 100 (/usr/bin/server --port 80) killed by SIGSEGV [core dumped] "
 	  "after phase main-loop-started\n  uid 1000, start tick 5",
-	  "{\"pid\": 100, \"signal\": 11}", NULL, NULL },
+	  "{\"pid\": 100, \"signal\": 11}", NULL, NULL, NULL },
 	/* Someone else's entry: never listed. */
 	{ T0 + 60, "00000000000000000000000000000000", "100", "0", "other",
 	  "other", "none", NULL, NULL, NULL, "0", "unrelated", "{}", NULL,
-	  NULL },
+	  NULL, NULL },
 	{ T0 + 3600, MESSAGE_ID, "200", "0", "batch", "batch\x1b[2J -n 3",
 	  "initialized", NULL, NULL, NULL, "3",
 	  "pid 200 (batch\\x1b[2J -n 3) exited with code 3 after phase "
-	  "initialized", "{\"pid\": 200, \"exit_code\": 3}", NULL, NULL },
+	  "initialized", "{\"pid\": 200, \"exit_code\": 3}", NULL, NULL, NULL },
 	/* pid 100 again (reused), later. */
 	{ T0 + 7200, MESSAGE_ID, "100", "1000", "worker", "worker",
 	  "starting", "9", "SIGKILL", "0", NULL,
 	  "pid 100 (worker) killed by SIGKILL after phase starting\n"
 	  "  uid 1000\n  thread 100 \"main\", depth 0: idle",
-	  "{\"pid\": 100, \"signal\": 9}", "1", "grim-reaper" },
+	  "{\"pid\": 100, \"signal\": 9}", "1", "grim-reaper", NULL },
 };
 
 #define NR_ENTRIES	(sizeof(entries) / sizeof(entries[0]))
 
-static int write_journal(const char *dir, char *journal, size_t len)
+static int write_journal(const char *dir, const struct entry *list,
+			 size_t nr, char *journal, size_t len)
 {
 	char export[300];
 	struct run r = { 0 };
@@ -77,8 +80,8 @@ static int write_journal(const char *dir, char *journal, size_t len)
 	f = fopen(export, "w");
 	if (!f)
 		return -1;
-	for (size_t i = 0; i < NR_ENTRIES; i++) {
-		const struct entry *e = &entries[i];
+	for (size_t i = 0; i < nr; i++) {
+		const struct entry *e = &list[i];
 
 		fprintf(f, "__REALTIME_TIMESTAMP=%llu\n",
 			(unsigned long long)e->secs * 1000000ULL);
@@ -104,7 +107,10 @@ static int write_journal(const char *dir, char *journal, size_t len)
 			put_field(f, "ACTRACK_OOM", e->oom);
 		if (e->killer_comm)
 			put_field(f, "ACTRACK_KILLER_COMM", e->killer_comm);
-		put_field(f, "ACTRACK_REPORT", e->report);
+		if (e->seq)
+			put_field(f, "ACTRACK_SEQ", e->seq);
+		if (e->report)
+			put_field(f, "ACTRACK_REPORT", e->report);
 		fputc('\n', f);
 	}
 	if (fclose(f))
@@ -137,8 +143,8 @@ FIXTURE_SETUP(deaths)
 		     JOURNAL_REMOTE);
 	test_path(self->dir, sizeof(self->dir), "deaths");
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, self->journal,
-				   sizeof(self->journal)));
+	ASSERT_EQ(0, write_journal(self->dir, entries, NR_ENTRIES,
+				   self->journal, sizeof(self->journal)));
 	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
 		 self->journal);
 }
@@ -300,6 +306,251 @@ TEST_F(deaths, usage_errors)
 	EXPECT_EQ(2, self->r.status);
 	DEATHS("--directory", "/nonexistent-actrack-dir");
 	EXPECT_EQ(1, self->r.status);
+}
+
+/* ---- deaths export --minidump ------------------------------------------- */
+
+/* A report as monitor --json writes it (the members export reads). */
+#define REPORT_300							\
+	"{\"schema\": \"actrack-death/1\", \"source\": \"live\", "	\
+	"\"seq\": 42, \"uid\": 1000, \"exit_code\": null, "		\
+	"\"signal\": 11, \"signal_name\": \"SIGSEGV\", "		\
+	"\"core_dumped\": false, \"flags\": 0, \"process\": {"		\
+	"\"pid\": 300, \"start_ticks\": 5, \"cmdline\": "		\
+	"\"/usr/bin/server --port 80\", \"values\": [], \"modules\": [" \
+	"{\"path\": \"/usr/bin/server\", \"base\": 93824992231424, "	\
+	"\"size\": 6144, \"vaddr\": 4096, \"build_id\": "		\
+	"\"0123456789abcdef0123456789abcdef01234567\"}], "		\
+	"\"logs\": [], \"threads\": ["					\
+	"{\"tid\": 300, \"name\": \"server\", \"depth\": 1, "		\
+	"\"fatal\": {\"signo\": 11, \"signal\": \"SIGSEGV\", "		\
+	"\"code\": 1, \"addr\": 16, \"pc\": 93824992235520, "		\
+	"\"symbol\": null}, \"activities\": [{\"type\": \"task\", "	\
+	"\"values\": [{\"k\": [1, {\"x\": \"y\\u00e9\"}]}]}], "	\
+	"\"stack\": {\"frames\": [{\"pc\": 1}], \"error\": \"\"}}, "	\
+	"{\"tid\": 301, \"name\": \"w\\\"orker\", \"depth\": 0, "	\
+	"\"fatal\": null, \"activities\": []}]}}"
+
+static const struct entry export_entries[] = {
+	{ T0, MESSAGE_ID, "300", "1000", "server", "/usr/bin/server --port 80",
+	  "serving", "11", "SIGSEGV", "0", NULL,
+	  "pid 300 (/usr/bin/server --port 80) killed by SIGSEGV",
+	  REPORT_300, NULL, NULL, "42" },
+	/* A report of no thread record: its main thread is listed. */
+	{ T0 + 60, MESSAGE_ID, "301", "0", "batch", "batch -n 3", "none", "9",
+	  "SIGKILL", "0", NULL, "pid 301 (batch -n 3) killed by SIGKILL",
+	  "{\"seq\": 7, \"uid\": 0, \"signal\": 9, \"flags\": 0, "
+	  "\"process\": {\"pid\": 301, \"modules\": [], \"threads\": []}}",
+	  NULL, NULL, "7" },
+	/* Not a report: skipped, said, and the exit status is 1. */
+	{ T0 + 120, MESSAGE_ID, "302", "0", "bad", "bad", "none", NULL, NULL,
+	  NULL, "1", "pid 302 (bad) exited with code 1", "{\"process\": [",
+	  NULL, NULL, "8" },
+	/* No report at all: the same. */
+	{ T0 + 180, MESSAGE_ID, "303", "0", "bare", "bare", "none", NULL, NULL,
+	  NULL, "1", "pid 303 (bare) exited with code 1", NULL, NULL, NULL,
+	  "9" },
+};
+
+#define NR_EXPORT	(sizeof(export_entries) / sizeof(export_entries[0]))
+#define THREADLESS_WHY	"the journal keeps no registers or stack bytes"
+
+FIXTURE(export) {
+	char dir[256], journal[300], file_opt[320], out[300];
+	struct run r;
+};
+
+FIXTURE_SETUP(export)
+{
+	memset(&self->r, 0, sizeof(self->r));
+	self->dir[0] = '\0';
+	if (access(JOURNAL_REMOTE, X_OK))
+		SKIP(return, "no %s (systemd-journal-remote)",
+		     JOURNAL_REMOTE);
+	test_path(self->dir, sizeof(self->dir), "export");
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+	ASSERT_EQ(0, write_journal(self->dir, export_entries, NR_EXPORT,
+				   self->journal, sizeof(self->journal)));
+	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
+		 self->journal);
+	snprintf(self->out, sizeof(self->out), "%s/dumps", self->dir);
+	ASSERT_EQ(0, mkdir(self->out, 0700));
+}
+
+FIXTURE_TEARDOWN(export)
+{
+	char cmd[600];
+
+	run_free(&self->r);
+	if (self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", self->dir);
+	}
+}
+
+/* File @name of the output directory, whole, in *@buf (free it). */
+static size_t read_dump(const char *dir, const char *name, uint8_t **buf,
+			struct stat *st)
+{
+	char path[400];
+	size_t n = 0;
+	FILE *f;
+
+	*buf = NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (stat(path, st))
+		return 0;
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	*buf = malloc(st->st_size + 1);
+	if (*buf)
+		n = fread(*buf, 1, st->st_size, f);
+	fclose(f);
+	return n;
+}
+
+/* The names in @dir, sorted, one a line. */
+static void list_dir(const char *dir, char *out, size_t len)
+{
+	char cmd[400];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s'", dir);
+	p = popen(cmd, "r");
+	n = p ? fread(out, 1, len - 1, p) : 0;
+	out[n] = '\0';
+	if (p)
+		pclose(p);
+}
+
+TEST_F(export, one_death_by_pid_holds_its_threads_modules_and_signal)
+{
+	char want[400], names[400], val[256];
+	uint32_t rva, size, ctx;
+	struct stat st;
+	uint8_t *buf;
+	size_t len;
+
+	SETUP_SKIPPED();
+	DEATHS("export", "--minidump", "-o", self->out, self->file_opt,
+	       "300");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_STREQ("", self->r.err);
+	snprintf(want, sizeof(want), "%s/actrack-1000-42-300.dmp\n",
+		 self->out);
+	EXPECT_STREQ(want, self->r.out);
+	/* Only the file: no temporary left behind. */
+	list_dir(self->out, names, sizeof(names));
+	EXPECT_STREQ("actrack-1000-42-300.dmp\n", names);
+
+	len = read_dump(self->out, "actrack-1000-42-300.dmp", &buf, &st);
+	ASSERT_NE(NULL, buf);
+	EXPECT_EQ(0640, st.st_mode & 07777);
+	EXPECT_EQ(T0, md_u32(buf + 20));	/* the entry's time */
+	/* Both threads, without registers or stack: the journal has none. */
+	ASSERT_TRUE(md_stream(buf, len, 3, &rva, &size));
+	ASSERT_EQ(4 + 2 * 48, size);
+	EXPECT_EQ(2, md_u32(buf + rva));
+	EXPECT_EQ(300, md_u32(buf + rva + 4));
+	EXPECT_EQ(301, md_u32(buf + rva + 4 + 48));
+	EXPECT_EQ(0, md_u32(buf + rva + 4 + 32));	/* no stack bytes */
+	ctx = md_u32(buf + rva + 4 + 44);
+	ASSERT_LT(ctx + 0x34, len);
+	EXPECT_EQ(0x00100000, md_u32(buf + ctx + 0x30));
+	/* The module: first page, size, and its build id as code id. */
+	ASSERT_TRUE(md_stream(buf, len, 4, &rva, &size));
+	EXPECT_EQ(1, md_u32(buf + rva));
+	EXPECT_EQ(0x55555000, md_u32(buf + rva + 4));
+	EXPECT_EQ(0x5555, md_u32(buf + rva + 8));
+	EXPECT_EQ(0x1800, md_u32(buf + rva + 12));
+	EXPECT_EQ(24, md_u32(buf + rva + 4 + 76));
+	rva = md_u32(buf + rva + 4 + 80);
+	ASSERT_LT(rva + 24, len);
+	EXPECT_EQ(0, memcmp(buf + rva, "LEpB\x01\x23\x45\x67\x89\xab", 10));
+	/* SIGSEGV, SEGV_MAPERR at 0x10 in thread 300. */
+	ASSERT_TRUE(md_stream(buf, len, 6, &rva, &size));
+	EXPECT_EQ(300, md_u32(buf + rva));
+	EXPECT_EQ(11, md_u32(buf + rva + 8));
+	EXPECT_EQ(1, md_u32(buf + rva + 12));
+	EXPECT_EQ(16, md_u32(buf + rva + 24));
+	/* The maps, from the module list. */
+	ASSERT_TRUE(md_stream(buf, len, 0x47670009U, &rva, &size));
+	snprintf(want, sizeof(want), "555555555000-555555557000 r-xp "
+		 "00000000 00:00 0 /usr/bin/server\n");
+	EXPECT_EQ(strlen(want), size);
+	EXPECT_EQ(0, memcmp(buf + rva, want, size));
+	ASSERT_TRUE(md_stream(buf, len, 0x47670006U, &rva, &size));
+	EXPECT_EQ(0, memcmp(buf + rva, "/usr/bin/server --port 80", size));
+	/* The annotations: the text report, why no thread has a stack. */
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.report", val,
+				  sizeof(val)));
+	EXPECT_STREQ("pid 300 (/usr/bin/server --port 80) killed by SIGSEGV",
+		     val);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.301.no_stack", val,
+				  sizeof(val)));
+	EXPECT_STREQ(THREADLESS_WHY, val);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.pid", val, sizeof(val)));
+	EXPECT_STREQ("300", val);
+	free(buf);
+}
+
+TEST_F(export, every_death_of_the_range_and_a_bad_entry_said)
+{
+	char want[400], names[400], val[256];
+	uint32_t rva, size;
+	struct stat st;
+	uint8_t *buf;
+	size_t len;
+
+	SETUP_SKIPPED();
+	DEATHS("export", "--minidump", "--output", self->out, self->file_opt,
+	       "--since", "@1700000060");
+	EXPECT_EQ(1, self->r.status);
+	snprintf(want, sizeof(want), "%s/actrack-0-7-301.dmp\n", self->out);
+	EXPECT_STREQ(want, self->r.out);
+	EXPECT_STREQ("actrack: deaths: export: pid 302: ACTRACK_REPORT is "
+		     "not a death report: skipped\n"
+		     "actrack: deaths: export: pid 303: ACTRACK_REPORT is "
+		     "not a death report: skipped\n", self->r.err);
+	list_dir(self->out, names, sizeof(names));
+	EXPECT_STREQ("actrack-0-7-301.dmp\n", names);
+	/* No thread record: the main thread, alone, without a stack. */
+	len = read_dump(self->out, "actrack-0-7-301.dmp", &buf, &st);
+	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(md_stream(buf, len, 3, &rva, &size));
+	EXPECT_EQ(1, md_u32(buf + rva));
+	EXPECT_EQ(301, md_u32(buf + rva + 4));
+	ASSERT_TRUE(md_stream(buf, len, 6, &rva, &size));
+	EXPECT_EQ(9, md_u32(buf + rva + 8));
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.301.no_stack", val,
+				  sizeof(val)));
+	EXPECT_STREQ(THREADLESS_WHY, val);
+	free(buf);
+}
+
+TEST_F(export, usage_errors)
+{
+	SETUP_SKIPPED();
+	/* The format is said: one exists today, others may come. */
+	DEATHS("export", "-o", self->out, self->file_opt);
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "export: which format? "
+			       "--minidump")) TH_LOG("%s", self->r.err);
+	DEATHS("export", "--minidump", "-o", "/nonexistent-actrack-dir",
+	       self->file_opt, "300");
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_STREQ("", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.err, "cannot write pid 300's minidump "
+			       "in /nonexistent-actrack-dir"));
+	DEATHS("export", "--minidump", "-o", self->out, self->file_opt,
+	       "nosuch");
+	EXPECT_EQ(1, self->r.status);
+	/* Options of the list only. */
+	DEATHS("--minidump", self->file_opt);
+	EXPECT_EQ(2, self->r.status);
 }
 
 TEST_HARNESS_MAIN

@@ -29,6 +29,8 @@
 #include "actrack.h"
 #include "test_harness.h"
 #include "cli.h"
+#include "death_json.h"
+#include "json.h"
 #include "minidump.h"
 #include "minidump_read.h"
 #include "render.h"
@@ -217,6 +219,121 @@ TEST_F(dump, lldb_shows_the_frames_by_name_in_order)
 	EXPECT_NE(NULL, strstr(out, "stop reason = signal SIGSEGV"));
 }
 
+/*
+ * Breakpad's minidump_stackwalk, from the npm package "minidump" that
+ * scripts/setup installs (prebuilt, into ~/.cache/actrack/npm; or
+ * $ACTRACK_MINIDUMP_STACKWALK): the path of the binary, or NULL.
+ */
+static const char *stackwalk_path(char *buf, size_t len)
+{
+	const char *env = getenv("ACTRACK_MINIDUMP_STACKWALK");
+	const char *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (home)
+		snprintf(buf, len, "%s/.cache/actrack/npm/node_modules/"
+			 "minidump/bin/linux-x64/minidump_stackwalk", home);
+	else
+		return NULL;
+	return access(buf, X_OK) ? NULL : buf;
+}
+
+/*
+ * A Breakpad symbol store in @dir for the modules of @p, made by the
+ * package's dump_syms next to @tool (CFI and function names, as a crash
+ * server's store holds them): DIR/NAME/ID/NAME.sym, ID and NAME from
+ * the file's MODULE line.  Return: how many modules it holds.
+ */
+static int symbol_store(const char *tool, const char *dir,
+			const struct actrack_snap_process *p)
+{
+	char cmd[8800];
+	int n = 0;
+
+	for (uint32_t i = 0; i < p->nr_modules; i++) {
+		snprintf(cmd, sizeof(cmd), "f=$(mktemp) && '%.*sdump_syms' "
+			 "'%s' >\"$f\" 2>/dev/null && set -- $(head -n1 "
+			 "\"$f\") && mkdir -p '%s'/\"$5/$4\" && mv \"$f\" "
+			 "'%s'/\"$5/$4/$5.sym\" || { rm -f \"$f\"; exit 1; }",
+			 (int)(strrchr(tool, '/') + 1 - tool), tool,
+			 p->modules[i].path, dir, dir);
+		n += !system(cmd);
+	}
+	return n;
+}
+
+/*
+ * How many of minidump_leaf, _mid, _outer, in that order and one after
+ * the other, Breakpad named in thread 0's frames of `minidump_stackwalk
+ * -m` @out ("0|FRAME|MODULE|FUNCTION|...").
+ */
+static int three_calls_in_order(const char *out)
+{
+	static const char *const fn[] = { "minidump_leaf", "minidump_mid",
+					  "minidump_outer" };
+	const char *l = out;
+	int found = 0;
+
+	for (; l && *l && found < 3; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+		char mod[300], name[300];
+		unsigned int frame;
+
+		if (sscanf(l, "0|%u|%299[^|]|%299[^|]|", &frame, mod,
+			   name) != 3)
+			continue;
+		if (!strcmp(name, fn[found]))
+			found++;
+		else if (found)
+			break;		/* not one after the other */
+	}
+	return found;
+}
+
+/* What the crash servers' processor makes of the file: `-m` prints one
+ * '|'-separated line per fact ("Crash|SIGSEGV|...", "Module|...",
+ * "0|FRAME|..."). */
+TEST_F(dump, breakpad_stackwalk_reads_signal_modules_and_frames)
+{
+	static char out[1 << 17];
+	char tool[4096], cmd[8300], want[300], syms[128];
+	const char *exe;
+	size_t n;
+	FILE *p;
+
+	if (!stackwalk_path(tool, sizeof(tool)))
+		SKIP(return, "Breakpad's minidump_stackwalk is not installed "
+		     "(scripts/setup puts npm's minidump package in "
+		     "~/.cache/actrack/npm)");
+	ASSERT_EQ(0, minidump_save(self->dir, &self->d, "a report",
+				   self->file, sizeof(self->file)));
+	/* The test binary's and libc's symbols at least: the frames'. */
+	snprintf(syms, sizeof(syms), "%s/symbols", self->dir);
+	EXPECT_LE(2, symbol_store(tool, syms, &self->d.process));
+	snprintf(cmd, sizeof(cmd), "'%s' -m '%s' '%s' 2>/dev/null", tool,
+		 self->file, syms);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	ASSERT_EQ(0, pclose(p)) TH_LOG("%s", out);
+	/* The signal, the faulting thread (0), the OS. */
+	EXPECT_NE(NULL, strstr(out, "OS|Linux|")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "CPU|amd64|"));
+	EXPECT_NE(NULL, strstr(out, "Crash|SIGSEGV"));
+	/* The test binary among the modules, with its build id's code. */
+	exe = strrchr(self->d.process.modules[0].path, '/');
+	exe = exe ? exe + 1 : self->d.process.modules[0].path;
+	snprintf(want, sizeof(want), "Module|%s|", exe);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	/* Thread 0's frames, unwound from the file's stack by Breakpad's
+	 * stack walker with the store's CFI, and named by it: the three
+	 * calls, innermost first, as actrack names them. */
+	EXPECT_EQ(3, three_calls_in_order(out)) TH_LOG("%s", out);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", syms);
+	EXPECT_EQ(0, system(cmd));
+}
+
 /* actrack's own unwinder names the same frames from the same report. */
 TEST_F(dump, actrack_names_the_same_frames)
 {
@@ -255,7 +372,7 @@ TEST_F(dump, name_says_uid_report_and_pid)
 
 TEST_F(dump, report_without_threads_is_refused)
 {
-	struct minidump_host h = { "6.1.0", 2, 0 };
+	struct minidump_host h = { "6.1.0", 2, 0, NULL };
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
@@ -266,13 +383,13 @@ TEST_F(dump, report_without_threads_is_refused)
 
 TEST_F(dump, exception_and_command_line_are_where_the_format_says)
 {
-	struct minidump_host h = { "6.1.0-42-amd64", 2, 1234 };
+	struct minidump_host h = { "6.1.0-42-amd64", 2, 1234, NULL };
 	uint32_t rva, size;
 	uint8_t *buf;
 	size_t len;
 
 	ASSERT_EQ(0, minidump_build(&self->d, &h, "t", &buf, &len));
-	EXPECT_EQ(8, md_u32(buf + 8));		/* streams */
+	EXPECT_EQ(9, md_u32(buf + 8));		/* streams */
 	EXPECT_EQ(1234, md_u32(buf + 20));	/* time stamp */
 	/* The exception: SIGSEGV, in our thread. */
 	ASSERT_TRUE(md_stream(buf, len, 6, &rva, &size));
@@ -292,10 +409,149 @@ TEST_F(dump, exception_and_command_line_are_where_the_format_says)
 	free(buf);
 }
 
+/* /proc/PID/maps from the module list: the first module's pages. */
+TEST_F(dump, maps_are_the_modules_pages)
+{
+	const struct actrack_snap_module *m = &self->d.process.modules[0];
+	struct minidump_host h = { "6.1.0", 2, 0, NULL };
+	uint64_t lo = (m->base + m->vaddr) & ~4095ULL;
+	uint64_t hi = (m->base + m->vaddr + m->size + 4095) & ~4095ULL;
+	char want[4200];
+	uint32_t rva, size;
+	uint8_t *buf;
+	size_t len;
+	int n;
+
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_stream(buf, len, 0x47670009U, &rva, &size));
+	n = snprintf(want, sizeof(want), "%08llx-%08llx r-xp 00000000 "
+		     "00:00 0 %s\n", (unsigned long long)lo,
+		     (unsigned long long)hi, m->path);
+	ASSERT_LE((uint32_t)n, size);
+	EXPECT_EQ(0, memcmp(buf + rva, want, n)) TH_LOG("%.*s", n, buf + rva);
+	EXPECT_EQ('\n', buf[rva + size - 1]);
+	free(buf);
+}
+
+/* A thread listed without a stack says why: the report's flags, else
+ * the source's reason. */
+TEST_F(dump, a_thread_without_stack_says_why)
+{
+	struct actrack_snap_thread *t = self->d.process.threads;
+	uint32_t nr = self->d.process.nr_threads;
+	struct minidump_host h = { "6.1.0", 2, 0, NULL };
+	char key[64], val[256];
+	uint8_t *buf;
+	size_t len;
+
+	ASSERT_EQ(1, nr);
+	self->d.process.threads = calloc(2, sizeof(*t));
+	ASSERT_NE(NULL, self->d.process.threads);
+	self->d.process.threads[0] = t[0];
+	self->d.process.threads[1].tid = self->pid + 1000000;
+	self->d.process.nr_threads = 2;
+	snprintf(key, sizeof(key), "actrack.thread.%d.no_stack",
+		 self->pid + 1000000);
+
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_annotation(buf, len, key, val, sizeof(val)));
+	EXPECT_STREQ("not captured: the report holds no stack of this "
+		     "thread", val);
+	/* The thread with a stack has no such annotation. */
+	snprintf(key, sizeof(key), "actrack.thread.%d.no_stack", self->pid);
+	EXPECT_FALSE(md_annotation(buf, len, key, val, sizeof(val)));
+	free(buf);
+
+	self->d.flags = ACTRACK_DEATH_STACKS_CUT;
+	snprintf(key, sizeof(key), "actrack.thread.%d.no_stack",
+		 self->pid + 1000000);
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_annotation(buf, len, key, val, sizeof(val)));
+	EXPECT_STREQ("cut: over the module's stack_threads or stack_slots",
+		     val);
+	free(buf);
+
+	h.no_stack = "the journal keeps no registers or stack bytes";
+	ASSERT_EQ(0, minidump_build(&self->d, &h, NULL, &buf, &len));
+	ASSERT_TRUE(md_annotation(buf, len, key, val, sizeof(val)));
+	EXPECT_STREQ(h.no_stack, val);
+	free(buf);
+	free(self->d.process.threads);
+	self->d.process.threads = t;
+	self->d.process.nr_threads = nr;
+}
+
+/*
+ * deaths export reads back the JSON report monitor --json wrote (and the
+ * journal keeps): the same process, threads, modules and build ids, the
+ * fatal record, but no stack.
+ */
+TEST_F(dump, the_json_report_reads_back_as_the_same_death)
+{
+	const struct actrack_snap_process *p = &self->d.process, *q;
+	struct symbolizer *sym = sym_new();
+	struct actrack_death back;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct json j;
+
+	ASSERT_NE(NULL, f);
+	self->d.process.threads[0].fatal_signo = SIGSEGV;
+	self->d.process.threads[0].fatal_code = -6;
+	self->d.process.threads[0].fatal_addr = 0xdeadbeef;
+	self->d.flags = ACTRACK_DEATH_STACKS_CUT;
+	json_init(&j, f, 0);
+	EXPECT_EQ(0, render_death_json(&j, sym, &self->d, "live"));
+	EXPECT_EQ(0, json_finish(&j));
+	fclose(f);
+	sym_free(sym);
+	ASSERT_EQ(0, death_from_json(text, len, &back)) TH_LOG("%s", text);
+	q = &back.process;
+	EXPECT_EQ(7, back.seq);
+	EXPECT_EQ(getuid(), back.uid);
+	EXPECT_EQ(SIGSEGV, back.signal);
+	EXPECT_EQ(ACTRACK_DEATH_STACKS_CUT, back.flags);
+	EXPECT_EQ(0, back.nr_stacks);
+	EXPECT_EQ(p->pid, q->pid);
+	EXPECT_STREQ(p->cmdline, q->cmdline);
+	ASSERT_EQ(p->nr_threads, q->nr_threads);
+	for (uint32_t i = 0; i < p->nr_threads; i++) {
+		EXPECT_EQ(p->threads[i].tid, q->threads[i].tid);
+		EXPECT_STREQ(p->threads[i].name, q->threads[i].name);
+		EXPECT_EQ(p->threads[i].fatal_signo, q->threads[i].fatal_signo);
+		EXPECT_EQ(p->threads[i].fatal_code, q->threads[i].fatal_code);
+		EXPECT_EQ(p->threads[i].fatal_addr, q->threads[i].fatal_addr);
+	}
+	ASSERT_EQ(p->nr_modules, q->nr_modules);
+	for (uint32_t i = 0; i < p->nr_modules; i++) {
+		const struct actrack_snap_module *a = &p->modules[i];
+		const struct actrack_snap_module *b = &q->modules[i];
+
+		EXPECT_STREQ(a->path, b->path);
+		EXPECT_EQ(a->base, b->base);
+		EXPECT_EQ(a->size, b->size);
+		EXPECT_EQ(a->vaddr, b->vaddr);
+		ASSERT_EQ(a->build_id_size, b->build_id_size);
+		EXPECT_EQ(0, memcmp(a->build_id, b->build_id,
+				    a->build_id_size));
+	}
+	/* Not JSON, or no process: refused. */
+	death_json_free(&back);
+	EXPECT_EQ(-EBADMSG, death_from_json("{\"seq\": 1}", 11, &back));
+	death_json_free(&back);
+	EXPECT_EQ(-EBADMSG, death_from_json(text, len - 2, &back));
+	death_json_free(&back);
+	EXPECT_EQ(-EBADMSG, death_from_json("{\"process\": {\"threads\": "
+					    "[1]}}", 28, &back));
+	death_json_free(&back);
+	free(text);
+}
+
 /* A thread known only by a stack bigger than the format can hold. */
 TEST_F(dump, stack_beyond_the_format_is_refused_not_overrun)
 {
-	struct minidump_host h = { NULL, 0, 0 };
+	struct minidump_host h = { NULL, 0, 0, NULL };
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
