@@ -224,17 +224,36 @@ TEST_F(shape, death_killer_line)
 		struct actrack_death_killer k;
 		const char *line;
 	} cases[] = {
-		{ { ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0,
-		    "grim-reaper" },
+		/* Its executable and cgroup (ABI 1.8) when told. */
+		{ { .kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL,
+		    .code = SI_USER, .pid = 812, .comm = "grim-reaper",
+		    .exe = "/usr/bin/grim-reaper",
+		    .cgroup = "/system.slice/cron.service" },
+		  "  killed by SIGKILL from pid 812 (grim-reaper, "
+		  "/usr/bin/grim-reaper, uid 0, /system.slice/cron.service) "
+		  "via kill()\n" },
+		/* The exe not the reader's to see: the line. */
+		{ { .kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL,
+		    .code = SI_USER, .pid = 812, .comm = "grim-reaper",
+		    .cgroup = "/system.slice/cron.service" },
+		  "  killed by SIGKILL from pid 812 (grim-reaper, uid 0, "
+		  "/system.slice/cron.service) via kill()\n" },
+		/* An older module: neither. */
+		{ { .kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL,
+		    .code = SI_USER, .pid = 812, .comm = "grim-reaper" },
 		  "  killed by SIGKILL from pid 812 (grim-reaper, uid 0) "
 		  "via kill()\n" },
-		{ { ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 0, 0, "" },
+		{ { .kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL,
+		    .code = SI_USER },
 		  "  killed by SIGKILL from a process outside your pid "
 		  "namespace via kill()\n" },
-		{ { ACTRACK_KILLER_SELF, SIGKILL, SI_TKILL, 4242, 1000,
-		    "server" },
+		{ { .kind = ACTRACK_KILLER_SELF, .signal = SIGKILL,
+		    .code = SI_TKILL, .pid = 4242, .uid = 1000,
+		    .comm = "server", .exe = "/usr/bin/server",
+		    .cgroup = "/system.slice/db.service" },
 		  "  killed by SIGKILL by itself via raise()\n" },
-		{ { ACTRACK_KILLER_KERNEL, SIGKILL, SI_KERNEL, 0, 0, "" },
+		{ { .kind = ACTRACK_KILLER_KERNEL, .signal = SIGKILL,
+		    .code = SI_KERNEL },
 		  "  killed by SIGKILL from the kernel (si_code 128, "
 		  "SI_KERNEL)\n" },
 	};
@@ -280,7 +299,8 @@ TEST_F(shape, death_oom_line)
 
 	self->f.d.has_killer = true;
 	self->f.d.killer = (struct actrack_death_killer){
-		ACTRACK_KILLER_KERNEL, SIGKILL, SI_KERNEL, 0, 0, "",
+		.kind = ACTRACK_KILLER_KERNEL, .signal = SIGKILL,
+		.code = SI_KERNEL,
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		self->f.d.has_oom = true;
@@ -443,6 +463,7 @@ TEST_F(shape, death_json_validates)
 	self->f.d.has_killer = true;
 	self->f.d.killer = (struct actrack_death_killer){
 		ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0, "grim-reaper",
+		"/usr/bin/grim-reaper", "/system.slice/cron.service",
 	};
 	/* And where it lived. */
 	snprintf(self->f.d.cgroup, sizeof(self->f.d.cgroup),
