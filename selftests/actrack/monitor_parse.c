@@ -192,8 +192,12 @@ TEST(exit_code_and_core)
 	free(buf);
 }
 
+/* With @comm, a process sender; its @exe and @cgroup (ABI 1.8) when not
+ * NULL.
+ */
 static void put_killer(struct nlmsghdr *nlh, uint32_t kind, uint32_t sig,
-		       int32_t code, uint32_t pid, const char *comm)
+		       int32_t code, uint32_t pid, const char *comm,
+		       const char *exe, const char *cgroup)
 {
 	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_KILLER);
 
@@ -205,6 +209,10 @@ static void put_killer(struct nlmsghdr *nlh, uint32_t kind, uint32_t sig,
 		mnl_attr_put_u32(nlh, ACTRACK_KL_UID, 0);
 		mnl_attr_put_strz(nlh, ACTRACK_KL_COMM, comm);
 	}
+	if (exe)
+		mnl_attr_put_strz(nlh, ACTRACK_KL_EXE, exe);
+	if (cgroup)
+		mnl_attr_put_strz(nlh, ACTRACK_KL_CGROUP, cgroup);
 	mnl_attr_nest_end(nlh, nest);
 }
 
@@ -223,8 +231,9 @@ TEST(killer)
 	EXPECT_EQ(0U, d.killer.pid);
 	__actrack_free_death(&d);
 
+	/* A module older than ABI 1.8: no exe, no cgroup. */
 	put_killer(nlh, ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812,
-		   "grim-reaper");
+		   "grim-reaper", NULL, NULL);
 	ASSERT_EQ(0, parse(nlh, &d));
 	EXPECT_TRUE(d.has_killer);
 	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d.killer.kind);
@@ -233,18 +242,47 @@ TEST(killer)
 	EXPECT_EQ(812U, d.killer.pid);
 	EXPECT_EQ(0U, d.killer.uid);
 	EXPECT_STREQ("grim-reaper", d.killer.comm);
+	EXPECT_STREQ("", d.killer.exe);
+	EXPECT_STREQ("", d.killer.cgroup);
 	__actrack_free_death(&d);
 	free(buf);
 
 	buf = new_msg(ACTRACK_CMD_DEATH);
 	nlh = valid_msg(buf, 0);
-	put_killer(nlh, ACTRACK_KILLER_KERNEL, SIGSEGV, 1, 0, NULL);
+	put_killer(nlh, ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812,
+		   "grim-reaper", "/usr/sbin/grim-reaper",
+		   "/system.slice/cron.service");
+	ASSERT_EQ(0, parse(nlh, &d));
+	EXPECT_EQ(812U, d.killer.pid);
+	EXPECT_STREQ("grim-reaper", d.killer.comm);
+	EXPECT_STREQ("/usr/sbin/grim-reaper", d.killer.exe);
+	EXPECT_STREQ("/system.slice/cron.service", d.killer.cgroup);
+	__actrack_free_death(&d);
+	free(buf);
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	{
+		struct nlattr *nest = mnl_attr_nest_start(nlh,
+							  ACTRACK_A_KILLER);
+
+		mnl_attr_put_u32(nlh, ACTRACK_KL_KIND, ACTRACK_KILLER_PROCESS);
+		mnl_attr_put_u32(nlh, ACTRACK_KL_SIGNAL, SIGKILL);
+		mnl_attr_put(nlh, ACTRACK_KL_EXE, 4, "/bin");	/* no NUL */
+		mnl_attr_nest_end(nlh, nest);
+	}
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
+	free(buf);
+
+	buf = new_msg(ACTRACK_CMD_DEATH);
+	nlh = valid_msg(buf, 0);
+	put_killer(nlh, ACTRACK_KILLER_KERNEL, SIGSEGV, 1, 0, NULL, NULL, NULL);
 	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* died of SIGKILL */
 	free(buf);
 
 	buf = new_msg(ACTRACK_CMD_DEATH);
 	nlh = valid_msg(buf, 0);
-	put_killer(nlh, 4, SIGKILL, SI_USER, 0, NULL);
+	put_killer(nlh, 4, SIGKILL, SI_USER, 0, NULL, NULL, NULL);
 	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* no such kind */
 	free(buf);
 }
