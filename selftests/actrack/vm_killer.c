@@ -136,7 +136,10 @@ static void expect_sender(struct __test_metadata *_metadata,
 	EXPECT_STREQ(s->cgroup, d->killer.cgroup);
 }
 
-/* Our own executable's path and cgroup, which a forked sender shares. */
+/*
+ * Our own executable's path and cgroup, which a forked sender shares
+ * (cgroup2 mounted first: /proc/PID/cgroup has no "0::" line before).
+ */
 struct self_id {
 	char exe[PATH_MAX];
 	char cgroup[PATH_MAX];
@@ -149,7 +152,8 @@ static int self_id(struct self_id *id)
 	if (n <= 0)
 		return -errno;
 	id->exe[n] = '\0';
-	return vm_cg_of(getpid(), id->cgroup, sizeof(id->cgroup));
+	return vm_cg_mount() ?: vm_cg_of(getpid(), id->cgroup,
+					  sizeof(id->cgroup));
 }
 
 /*
