@@ -93,9 +93,14 @@ static void actrack_killer_record(struct actrack_killer *k, int sig,
 	 * mm; NULL past exit_mm() (a dying parent's PR_SET_PDEATHSIG).
 	 */
 	k->exe = current->mm ? actrack_exe_file_get_rcu(current->mm) : NULL;
-	/* Stable while current lives (cgroup_exit() does not move it). */
+	/*
+	 * Read under RCU: if current is being moved meanwhile, this may
+	 * be its old cgroup, already being removed; then none (no retry:
+	 * the probe does not spin).
+	 */
 	k->cgroup = task_dfl_cgroup(current);
-	cgroup_get(k->cgroup);
+	if (!cgroup_tryget(k->cgroup))
+		k->cgroup = NULL;
 }
 
 void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
