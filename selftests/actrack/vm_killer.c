@@ -452,6 +452,76 @@ TEST_F_TIMEOUT(killer, other_signal_names_nobody, 120)
 }
 
 /*
+ * The sender's executable is told only to a reader who could readlink
+ * its /proc/PID/exe: a reader of uid 1000 (watching its own victim, which
+ * we, root, SIGKILL) is told our pid, comm, uid and cgroup, but not our
+ * executable; we (the sender's own uid) are told it.  Exit codes name the
+ * step that failed.
+ */
+static int uid_reader(int ready, int pids, const struct self_id *id)
+{
+	struct vm_deaths *ds = calloc(1, sizeof(*ds));
+	struct actrack_monitor *m;
+	struct actrack_death *d;
+	pid_t victim;
+
+	if (!ds || setgid(1000) || setuid(1000))
+		return 50;
+	if (actrack_monitor_open(0, &m))
+		return 51;
+	if (write(ready, "r", 1) != 1)
+		return 52;
+	if (read(pids, &victim, sizeof(victim)) != sizeof(victim))
+		return 53;
+	d = vm_wait_death(m, ds, (uint32_t)victim, 10000);
+	if (!d)
+		return 54;
+	if (!d->has_killer || d->killer.kind != ACTRACK_KILLER_PROCESS ||
+	    d->killer.pid != (uint32_t)getppid() || d->killer.uid != 0)
+		return 55;
+	if (strcmp(d->killer.cgroup, id->cgroup))
+		return 56;
+	if (d->killer.exe[0])
+		return 57;	/* not its to see */
+	return 0;
+}
+
+TEST_F_TIMEOUT(killer, exe_only_for_its_uid, 120)
+{
+	struct vm_victim_cfg cfg = { .uid = 1000 };
+	int ready[2], pids[2], status;
+	struct actrack_death *d;
+	struct vm_victim v;
+	struct self_id id;
+	pid_t reader;
+
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, self_id(&id));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(pids));
+	reader = fork();
+	ASSERT_LE(0, reader);
+	if (reader == 0)
+		_exit(uid_reader(ready[1], pids[0], &id));
+	ASSERT_EQ(0, vm_read_n(ready[0], 1, 20000));
+	ASSERT_EQ(0, vm_victim_start(&cfg, &v));
+	ASSERT_EQ(sizeof(v.pid), write(pids[1], &v.pid, sizeof(v.pid)));
+	status = vm_victim_kill(&v, SIGKILL);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(reader, waitpid(reader, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("uid 1000 reader step");
+	d = vm_wait_death(self->w.m, self->w.ds, (uint32_t)v.pid, 10000);
+	ASSERT_NE(NULL, d);
+	expect_sender(_metadata, d, &(struct sender){
+		ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, getpid(), NULL,
+		id.exe, id.cgroup });
+	close(ready[0]);
+	close(ready[1]);
+	close(pids[0]);
+	close(pids[1]);
+}
+
+/*
  * The reader in a child pid namespace (pid 1 there, with its victim as
  * pid 2) is told that a sender outside it sent the SIGKILL, not its host
  * pid nor its name; a host reader gets both.
