@@ -309,9 +309,37 @@ const char *journal_entry_time(sd_journal *j, char *buf, size_t len)
 	return buf;
 }
 
+/* The list's columns (its header and each line). */
+#define LIST_FORMAT	"%-23s  %-6s %-4s %-13s %-15s %-18s %s\n"
+
+/*
+ * The KILLER column: "OOM killer" for the kernel's OOM kill; "itself";
+ * "kernel"; another process by its command name (so systemd-oomd's kills
+ * read "systemd-oomd"), "outside-ns" when it was outside the monitor's
+ * pid namespace; "-" when the entry names no sender.
+ */
+static const char *killer_cell(sd_journal *j, char *buf, size_t len)
+{
+	const char *v;
+	size_t n;
+
+	if (journal_field_num(j, "ACTRACK_OOM") == 1)
+		return "OOM killer";
+	if (get_field(j, "ACTRACK_KILLER", &v, &n))
+		return "-";
+	if (n == 4 && !memcmp(v, "self", 4))
+		return "itself";
+	if (n == 6 && !memcmp(v, "kernel", 6))
+		return "kernel";
+	if (get_field(j, "ACTRACK_KILLER_COMM", &v, &n))
+		return "outside-ns";
+	cli_escape(buf, len, v, n, 15);
+	return buf;
+}
+
 static void print_line(sd_journal *j)
 {
-	char when[48], death[48], phase[40], cmd[512], sig[40];
+	char when[48], death[48], phase[40], cmd[512], sig[40], killer[64];
 	char pid_s[24] = "?", uid_s[24] = "?";
 	int64_t pid = journal_field_num(j, "ACTRACK_PID");
 	int64_t uid = journal_field_num(j, "ACTRACK_UID");
@@ -332,8 +360,9 @@ static void print_line(sd_journal *j)
 		snprintf(pid_s, sizeof(pid_s), "%" PRId64, pid);
 	if (uid >= 0)
 		snprintf(uid_s, sizeof(uid_s), "%" PRId64, uid);
-	printf("%-23s  %-6s %-4s %-13s %-18s %s\n",
+	printf(LIST_FORMAT,
 	       journal_entry_time(j, when, sizeof(when)), pid_s, uid_s, death,
+	       killer_cell(j, killer, sizeof(killer)),
 	       journal_field_str(j, "ACTRACK_PHASE", phase, sizeof(phase), 32),
 	       journal_field_str(j, "ACTRACK_CMDLINE", cmd, sizeof(cmd), 200));
 }
@@ -597,8 +626,8 @@ int cmd_deaths(int argc, char **argv)
 		if (ret < 0)
 			goto fail;
 		if (!o.json)
-			printf("%-23s  %-6s %-4s %-13s %-18s %s\n", "TIME",
-			       "PID", "UID", "DEATH", "PHASE", "COMMAND");
+			printf(LIST_FORMAT, "TIME", "PID", "UID", "DEATH",
+			       "KILLER", "PHASE", "COMMAND");
 		while ((ret = sd_journal_next(j)) > 0) {
 			uint64_t us;
 

@@ -220,6 +220,14 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 			    d->killer.comm) ?:
 		      field(iov, &n, owned, "ACTRACK_KILLER_UID=%u",
 			    d->killer.uid);
+	if (!ret && d->has_killer && d->killer.pid && d->killer.exe[0] &&
+	    d->killer.kind != ACTRACK_KILLER_KERNEL)
+		ret = field(iov, &n, owned, "ACTRACK_KILLER_EXE=%s",
+			    d->killer.exe);
+	if (!ret && d->has_killer && d->killer.pid && d->killer.cgroup[0] &&
+	    d->killer.kind != ACTRACK_KILLER_KERNEL)
+		ret = field(iov, &n, owned, "ACTRACK_KILLER_CGROUP=%s",
+			    d->killer.cgroup);
 	/*
 	 * As the monitor's cgroup namespace shows it.  journalctl -u UNIT
 	 * lists, besides the unit's own messages, those of uid 0 that

@@ -448,7 +448,11 @@ static const char *killer_via(const struct actrack_death_killer *k)
 	}
 }
 
-/* "  killed by SIGKILL from pid 812 (grim-reaper, uid 0) via kill()" */
+/*
+ * "  killed by SIGKILL from pid 812 (grim-reaper, /usr/bin/grim-reaper,
+ * uid 0, /system.slice/cron.service) via kill()": the executable and the
+ * cgroup (ABI 1.8) when the report tells them.
+ */
 static void death_killer_text(FILE *f, const struct actrack_death *d)
 {
 	const struct actrack_death_killer *k = &d->killer;
@@ -471,7 +475,16 @@ static void death_killer_text(FILE *f, const struct actrack_death *d)
 	} else {
 		fprintf(f, "from pid %u (", k->pid);
 		cli_print_escaped(f, k->comm, sizeof(k->comm));
-		fprintf(f, ", uid %u)", k->uid);
+		if (k->exe[0]) {
+			fputs(", ", f);
+			cli_print_escaped(f, k->exe, sizeof(k->exe));
+		}
+		fprintf(f, ", uid %u", k->uid);
+		if (k->cgroup[0]) {
+			fputs(", ", f);
+			cli_print_escaped(f, k->cgroup, sizeof(k->cgroup));
+		}
+		fputc(')', f);
 	}
 	if (via)
 		fprintf(f, " via %s", via);
@@ -613,6 +626,16 @@ static void death_head_text(FILE *f, const struct actrack_death *d,
 		      "captured for them\n", f);
 }
 
+/* @key: @s, or null when it is "" (not known). */
+static void death_opt_string(struct json *j, const char *key, const char *s,
+			     size_t max)
+{
+	if (s[0])
+		json_kv_string(j, key, s, max);
+	else
+		json_kv_null(j, key);
+}
+
 /* "killer": the sender of the fatal signal, when the report names it. */
 static void death_killer_json(struct json *j, const struct actrack_death *d)
 {
@@ -633,10 +656,14 @@ static void death_killer_json(struct json *j, const struct actrack_death *d)
 		json_kv_null(j, "pid");
 		json_kv_null(j, "comm");
 		json_kv_null(j, "uid");
+		json_kv_null(j, "exe");
+		json_kv_null(j, "cgroup");
 	} else {
 		json_kv_u64(j, "pid", k->pid);
 		json_kv_string(j, "comm", k->comm, sizeof(k->comm));
 		json_kv_u64(j, "uid", k->uid);
+		death_opt_string(j, "exe", k->exe, sizeof(k->exe));
+		death_opt_string(j, "cgroup", k->cgroup, sizeof(k->cgroup));
 	}
 	json_object_end(j);
 }

@@ -767,8 +767,12 @@ struct actrack_death_stack {
  * Who sent the signal the process died of (ABI 1.6, actrack.ko only; see
  * "The sender of the fatal signal" in <linux/actrack.h>).  @kind is
  * ACTRACK_KILLER_PROCESS, _SELF or _KERNEL.  @pid is the sender's in the
- * reader's pid namespace, 0 when it is outside it (then @uid and @comm are
- * unknown: 0 and "").  For the kernel only @signal and @code are given.
+ * reader's pid namespace, 0 when it is outside it (then @uid, @comm,
+ * @exe and @cgroup are unknown: 0 and "").  For the kernel only @signal
+ * and @code are given.  @exe (ABI 1.8) is the path of its executable, ""
+ * when not known or not the reader's to see (as /proc/PID/exe); @cgroup
+ * (ABI 1.8) its cgroup v2 path as the reader's cgroup namespace shows it,
+ * "" when not known.
  */
 struct actrack_death_killer {
 	uint32_t kind;			/* ACTRACK_KILLER_* */
@@ -777,6 +781,8 @@ struct actrack_death_killer {
 	uint32_t pid;
 	uint32_t uid;
 	char comm[16];
+	char exe[ACTRACK_EXE_MAX];
+	char cgroup[ACTRACK_CGROUP_MAX];
 };
 
 /*

@@ -152,4 +152,20 @@ static inline unsigned int actrack_user_ns_refs(struct user_namespace *ns)
 #endif
 }
 
+#include <linux/fs.h>
+/* A reference to @mm's executable file, or NULL; caller in an RCU read
+ * side.  Since 6.7 files are SLAB_TYPESAFE_BY_RCU and get_file_rcu()
+ * takes the pointer's address, to recheck it after taking the count.
+ */
+static inline struct file *actrack_exe_file_get_rcu(struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return get_file_rcu(&mm->exe_file);
+#else
+	struct file *f = rcu_dereference(mm->exe_file);
+
+	return f && get_file_rcu(f) ? f : NULL;
+#endif
+}
+
 #endif /* ACTRACK_KMOD_COMPAT_H */

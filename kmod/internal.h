@@ -209,10 +209,14 @@ struct actrack_stack_reader {
 
 /*
  * Who sent the fatal signal (killer.c): recorded at send time in the
- * proc, moved into its report.  @tgid is referenced (NULL: the kernel).
+ * proc, moved into its report.  @tgid, @exe and @cgroup are referenced
+ * (NULL: the kernel, or not known); the paths of the last two are
+ * rendered per reader, only when the report is read.
  */
 struct actrack_killer {
 	struct pid *tgid;		/* the sender's group, or NULL */
+	struct file *exe;		/* its mm's exe_file, or NULL */
+	struct cgroup *cgroup;		/* its default-hierarchy cgroup */
 	kuid_t euid;
 	u32 kind;			/* ACTRACK_KILLER_*, 0: none */
 	u32 sig;

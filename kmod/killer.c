@@ -7,8 +7,11 @@
  * the probe does what the exit probe does: nothing while no process is
  * attached, one test of the signal's fatality (the target's action, read
  * under its siglock) and one RCU hash lookup otherwise, and only for an
- * attached target one cmpxchg, a few stores and one pid reference (an
- * atomic increment).  No lock, no allocation, no sleep.
+ * attached target one cmpxchg, a few stores and three references taken
+ * with atomic increments: the sender's pid, its executable file (read
+ * under RCU from its mm, as /proc/PID/exe does) and its cgroup.  Their
+ * paths are rendered only when the report is read, per reader (netlink.c).
+ * No lock, no allocation, no sleep.
  *
  * What: the first fatal signal sent to any thread of the group; later
  * ones change nothing.  The report names that sender only if its signal
@@ -30,6 +33,12 @@
  * that finds the record anything but EMPTY leaves.  The proc's memory
  * outlives the probe's RCU read side.
  *
+ * Every path that ends a record drops its references: a report freed
+ * (arenas.c, through actrack_killer_put()), a proc freed or reported
+ * without it (actrack_killer_drop(), _take()), a probe whose record was
+ * closed meanwhile, and module unload, which frees every proc and report
+ * by those same paths.
+ *
  * Who is the sender: the kernel when the signal says so (SEND_SIG_PRIV,
  * si_code > 0 as a fault's or SI_KERNEL, SI_TIMER), or when current is a
  * kernel thread or no process at all (an interrupt); the process itself
@@ -41,8 +50,11 @@
 #include <linux/pid.h>
 #include <linux/cred.h>
 #include <linux/string.h>
+#include <linux/cgroup.h>
+#include <linux/file.h>
 #include <trace/events/signal.h>
 #include "internal.h"
+#include "compat.h"
 
 /* @info's si_code, SEND_SIG_NOINFO and SEND_SIG_PRIV decoded. */
 static s32 actrack_si_code(const struct kernel_siginfo *info)
@@ -77,6 +89,18 @@ static void actrack_killer_record(struct actrack_killer *k, int sig,
 	k->tgid = get_pid(task_tgid(current));
 	k->euid = current_euid();
 	strscpy(k->comm, current->comm, sizeof(k->comm));
+	/* Under the probe's RCU read side.  Only current changes its own
+	 * mm; NULL past exit_mm() (a dying parent's PR_SET_PDEATHSIG).
+	 */
+	k->exe = current->mm ? actrack_exe_file_get_rcu(current->mm) : NULL;
+	/*
+	 * Read under RCU: if current is being moved meanwhile, this may
+	 * be its old cgroup, already being removed; then none (no retry:
+	 * the probe does not spin).
+	 */
+	k->cgroup = task_dfl_cgroup(current);
+	if (!cgroup_tryget(k->cgroup))
+		k->cgroup = NULL;
 }
 
 void actrack_killer_probe(void *data, int sig, struct kernel_siginfo *info,
@@ -134,8 +158,10 @@ void actrack_killer_take(struct actrack_kproc *p, struct actrack_report *d)
 	if (!actrack_killer_close(p))
 		return;
 	if (sig && sig != 0x7f && p->killer.sig == sig) {
+		/* Its references go with it. */
 		d->killer = p->killer;
-		p->killer.tgid = NULL;
+		memset(&p->killer, 0, sizeof(p->killer));
+		return;
 	}
 	actrack_killer_put(&p->killer);
 }
@@ -147,9 +173,17 @@ void actrack_killer_drop(struct actrack_kproc *p)
 		actrack_killer_put(&p->killer);
 }
 
-/* A report's (or a closed record's) sender.  Context: process. */
+/*
+ * A report's (or a closed record's) sender.  Context: process, or the
+ * probe (atomic, no hard interrupt: a sender in one is the kernel, with
+ * no reference): fput() then defers the last close.
+ */
 void actrack_killer_put(struct actrack_killer *k)
 {
 	put_pid(k->tgid);
+	if (k->exe)
+		fput(k->exe);
+	if (k->cgroup)
+		cgroup_put(k->cgroup);
 	memset(k, 0, sizeof(*k));
 }

@@ -45,6 +45,8 @@
 #include <linux/sort.h>
 #include <linux/cgroup.h>
 #include <linux/nsproxy.h>
+#include <linux/dcache.h>
+#include <linux/fs.h>
 #include "internal.h"
 
 /*
@@ -156,6 +158,10 @@ static const struct nla_policy actrack_killer_policy[ACTRACK_KL_MAX + 1] = {
 	[ACTRACK_KL_PID]	= { .type = NLA_U32 },
 	[ACTRACK_KL_UID]	= { .type = NLA_U32 },
 	[ACTRACK_KL_COMM]	= { .type = NLA_NUL_STRING, .len = 15 },
+	[ACTRACK_KL_EXE]	= { .type = NLA_NUL_STRING,
+				    .len = ACTRACK_EXE_MAX - 1 },
+	[ACTRACK_KL_CGROUP]	= { .type = NLA_NUL_STRING,
+				    .len = ACTRACK_CGROUP_MAX - 1 },
 };
 
 static const struct nla_policy actrack_oom_policy[ACTRACK_OOM_MAX + 1] = {
@@ -301,6 +307,8 @@ static size_t actrack_report_msg_size(const struct actrack_report *d)
 	       nla_total_size(0) +		/* core dumped */
 	       nla_total_size(0) + nla_total_size(4) * 5 +	/* killer */
 	       nla_total_size(sizeof(d->killer.comm)) +
+	       (d->killer.exe ? nla_total_size(ACTRACK_EXE_MAX) : 0) +
+	       (d->killer.cgroup ? nla_total_size(ACTRACK_CGROUP_MAX) : 0) +
 	       (d->cgroup ? nla_total_size(ACTRACK_CGROUP_MAX) : 0) +
 	       (d->oom.set ? nla_total_size(0) + nla_total_size(4) +
 			     nla_total_size_64bit(8) * 5 +
@@ -406,41 +414,31 @@ static u32 actrack_killer_pid(const struct actrack_report *d,
 }
 
 /*
- * ACTRACK_A_KILLER for a reader that sees the sender as @pid (0: not in
- * its pid namespace, then nothing else of it either) and its uid in @ns.
+ * @type, nested, filled by @fill from @arg; on failure nothing of it is
+ * left in @skb.
  */
-static int actrack_put_killer(struct sk_buff *skb,
-			      const struct actrack_report *d, u32 pid,
-			      struct user_namespace *ns)
+static int actrack_put_nested(struct sk_buff *skb, int type,
+			      int (*fill)(struct sk_buff *, const void *),
+			      const void *arg)
 {
-	const struct actrack_killer *k = &d->killer;
-	struct nlattr *nest;
+	struct nlattr *nest = nla_nest_start(skb, type);
+	int ret;
 
-	if (!k->kind)
-		return 0;
-	nest = nla_nest_start(skb, ACTRACK_A_KILLER);
 	if (!nest)
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, ACTRACK_KL_KIND, k->kind) ||
-	    nla_put_u32(skb, ACTRACK_KL_SIGNAL, k->sig) ||
-	    nla_put_u32(skb, ACTRACK_KL_CODE, (u32)k->code))
-		goto cancel;
-	if (k->kind != ACTRACK_KILLER_KERNEL &&
-	    (nla_put_u32(skb, ACTRACK_KL_PID, pid) ||
-	     (pid && (nla_put_u32(skb, ACTRACK_KL_UID,
-				  from_kuid_munged(ns, k->euid)) ||
-		      nla_put_string(skb, ACTRACK_KL_COMM, k->comm)))))
-		goto cancel;
+	ret = fill(skb, arg);
+	if (ret) {
+		nla_nest_cancel(skb, nest);
+		return ret;
+	}
 	nla_nest_end(skb, nest);
 	return 0;
-cancel:
-	nla_nest_cancel(skb, nest);
-	return -EMSGSIZE;
 }
 
 /*
- * ACTRACK_A_CGROUP as the cgroup namespace @ns shows it; none when it is
- * not known, too long, or there is no memory to render it.
+ * @cgrp's path as the cgroup namespace @ns shows it, as attribute @type;
+ * none when it is not known, too long, or there is no memory to render
+ * it.
  */
 static int actrack_put_cgroup(struct sk_buff *skb, int type,
 			      struct cgroup *cgrp, struct cgroup_namespace *ns)
@@ -462,18 +460,104 @@ static int actrack_put_cgroup(struct sk_buff *skb, int type,
 	return n;
 }
 
-/* ACTRACK_A_OOM, its memory cgroup as the cgroup namespace @ns shows it. */
-static int actrack_put_oom(struct sk_buff *skb, const struct actrack_report *d,
-			   struct cgroup_namespace *ns)
+/*
+ * @file's path as attribute @type, as /proc/PID/exe's link reads to the
+ * caller (d_path(): from its root, " (deleted)" when unlinked); none when
+ * too long or there is no memory to render it.
+ */
+static int actrack_put_file_path(struct sk_buff *skb, int type,
+				 struct file *file)
 {
-	const struct actrack_oom *o = &d->oom;
-	struct nlattr *nest;
+	char *buf, *path;
+	int ret = 0;
 
-	if (!o->set)
+	if (!file)
 		return 0;
-	nest = nla_nest_start(skb, ACTRACK_A_OOM);
-	if (!nest)
+	buf = kmalloc(ACTRACK_EXE_MAX, GFP_KERNEL);
+	if (!buf)
+		return 0;
+	path = d_path(&file->f_path, buf, ACTRACK_EXE_MAX);
+	if (!IS_ERR(path))
+		ret = nla_put_string(skb, type, path);
+	kfree(buf);
+	return ret;
+}
+
+/*
+ * May a reader of @euid see the sender's executable, as it may readlink
+ * /proc/PID/exe: the sender's own euid, or CAP_SYS_PTRACE (@ptrace in
+ * @ns) in the initial user namespace.
+ */
+static bool actrack_killer_exe_ok(const struct actrack_report *d,
+				  kuid_t euid, struct user_namespace *ns,
+				  bool ptrace)
+{
+	return uid_eq(d->killer.euid, euid) ||
+	       (ptrace && ns == &init_user_ns);
+}
+
+/* A sender as one reader sees it. */
+struct actrack_killer_view {
+	const struct actrack_killer *k;
+	u32 pid;			/* 0: not in its pid namespace */
+	struct user_namespace *user_ns;
+	struct cgroup_namespace *cgroup_ns;
+	bool exe;			/* may it see the executable */
+};
+
+/*
+ * ACTRACK_A_KILLER's attributes for a reader that sees the sender as
+ * @v->pid (0: not in its pid namespace, then nothing else of it either),
+ * its uid in @v->user_ns and its cgroup in @v->cgroup_ns.
+ */
+static int actrack_fill_killer(struct sk_buff *skb, const void *arg)
+{
+	const struct actrack_killer_view *v = arg;
+	const struct actrack_killer *k = v->k;
+
+	if (nla_put_u32(skb, ACTRACK_KL_KIND, k->kind) ||
+	    nla_put_u32(skb, ACTRACK_KL_SIGNAL, k->sig) ||
+	    nla_put_u32(skb, ACTRACK_KL_CODE, (u32)k->code))
 		return -EMSGSIZE;
+	if (k->kind == ACTRACK_KILLER_KERNEL)
+		return 0;
+	if (nla_put_u32(skb, ACTRACK_KL_PID, v->pid))
+		return -EMSGSIZE;
+	if (!v->pid)
+		return 0;
+	if (nla_put_u32(skb, ACTRACK_KL_UID,
+			from_kuid_munged(v->user_ns, k->euid)) ||
+	    nla_put_string(skb, ACTRACK_KL_COMM, k->comm) ||
+	    (v->exe && actrack_put_file_path(skb, ACTRACK_KL_EXE, k->exe)) ||
+	    actrack_put_cgroup(skb, ACTRACK_KL_CGROUP, k->cgroup,
+			       v->cgroup_ns))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int actrack_put_killer(struct sk_buff *skb,
+			      const struct actrack_killer_view *v)
+{
+	if (!v->k->kind)
+		return 0;
+	return actrack_put_nested(skb, ACTRACK_A_KILLER, actrack_fill_killer,
+				  v);
+}
+
+/* The OOM kill as one reader sees it. */
+struct actrack_oom_view {
+	const struct actrack_oom *o;
+	struct cgroup_namespace *cgroup_ns;
+};
+
+/* ACTRACK_A_OOM's attributes, its memory cgroup as @v->cgroup_ns shows
+ * it.
+ */
+static int actrack_fill_oom(struct sk_buff *skb, const void *arg)
+{
+	const struct actrack_oom_view *v = arg;
+	const struct actrack_oom *o = v->o;
+
 	if (nla_put_u64_64bit(skb, ACTRACK_OOM_ANON, o->anon,
 			      ACTRACK_OOM_PAD) ||
 	    nla_put_u64_64bit(skb, ACTRACK_OOM_FILE, o->file,
@@ -481,19 +565,26 @@ static int actrack_put_oom(struct sk_buff *skb, const struct actrack_report *d,
 	    nla_put_u64_64bit(skb, ACTRACK_OOM_SHMEM, o->shmem,
 			      ACTRACK_OOM_PAD) ||
 	    nla_put_u32(skb, ACTRACK_OOM_SCORE_ADJ, (u32)(s32)o->score_adj))
-		goto cancel;
+		return -EMSGSIZE;
 	if (o->memcg &&
-	    (actrack_put_cgroup(skb, ACTRACK_OOM_MEMCG, o->memcg, ns) ||
+	    (actrack_put_cgroup(skb, ACTRACK_OOM_MEMCG, o->memcg,
+				v->cgroup_ns) ||
 	     nla_put_u64_64bit(skb, ACTRACK_OOM_MEMCG_LIMIT, o->limit,
 			       ACTRACK_OOM_PAD) ||
 	     nla_put_u64_64bit(skb, ACTRACK_OOM_MEMCG_USAGE, o->usage,
 			       ACTRACK_OOM_PAD)))
-		goto cancel;
-	nla_nest_end(skb, nest);
+		return -EMSGSIZE;
 	return 0;
-cancel:
-	nla_nest_cancel(skb, nest);
-	return -EMSGSIZE;
+}
+
+static int actrack_put_oom(struct sk_buff *skb, const struct actrack_report *d,
+			   struct cgroup_namespace *ns)
+{
+	struct actrack_oom_view v = { .o = &d->oom, .cgroup_ns = ns };
+
+	if (!d->oom.set)
+		return 0;
+	return actrack_put_nested(skb, ACTRACK_A_OOM, actrack_fill_oom, &v);
 }
 
 /*
@@ -504,13 +595,14 @@ cancel:
  * WITHHELD says so.
  */
 static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d,
-			     u32 pid, u32 killer_pid,
+			     u32 pid, u32 killer_pid, bool killer_exe,
 			     struct user_namespace *ns,
 			     struct cgroup_namespace *cgroup_ns, u32 portid,
 			     u32 seq, int nlflags, bool may_truncate,
 			     bool stacks)
 {
 	u32 status = d->wait_status, sig = status & 0x7f, flags = d->flags;
+	struct actrack_killer_view kv;
 	struct nlattr *flags_attr;
 	void *hdr;
 	u32 i;
@@ -541,7 +633,11 @@ static int actrack_put_death(struct sk_buff *skb, const struct actrack_report *d
 	}
 	if (d->has_phase && nla_put_u32(skb, ACTRACK_A_PHASE, d->phase))
 		goto cancel;
-	if (actrack_put_killer(skb, d, killer_pid, ns))
+	kv = (struct actrack_killer_view){
+		.k = &d->killer, .pid = killer_pid, .user_ns = ns,
+		.cgroup_ns = cgroup_ns, .exe = killer_exe,
+	};
+	if (actrack_put_killer(skb, &kv))
 		goto cancel;
 	if (actrack_put_cgroup(skb, ACTRACK_A_CGROUP, d->cgroup, cgroup_ns) ||
 	    actrack_put_oom(skb, d, cgroup_ns))
@@ -623,6 +719,7 @@ struct actrack_fan {
 	struct actrack_sub *sub;	/* reference */
 	u32 pid;
 	u32 killer_pid;			/* the sender's, in its pid namespace */
+	bool killer_exe;		/* may it see the sender's exe */
 	struct user_namespace *user_ns;	/* the sub's */
 	struct cgroup_namespace *cgroup_ns;	/* the sub's */
 	bool stacks;			/* may it read the stacks at death */
@@ -636,6 +733,8 @@ static int actrack_fan_cmp(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->killer_pid != y->killer_pid)
 		return x->killer_pid < y->killer_pid ? -1 : 1;
+	if (x->killer_exe != y->killer_exe)
+		return (int)x->killer_exe - (int)y->killer_exe;
 	if (x->user_ns != y->user_ns)
 		return x->user_ns < y->user_ns ? -1 : 1;
 	if (x->cgroup_ns != y->cgroup_ns)
@@ -675,6 +774,8 @@ static unsigned int actrack_fan_collect(const struct actrack_report *d,
 			fan[n].sub = s;
 			fan[n].pid = pid;
 			fan[n].killer_pid = actrack_killer_pid(d, s->pid_ns);
+			fan[n].killer_exe = actrack_killer_exe_ok(d, s->uid,
+						s->user_ns, s->ptrace);
 			fan[n].user_ns = s->user_ns;
 			fan[n].cgroup_ns = s->cgroup_ns;
 			r = (struct actrack_stack_reader){
@@ -709,7 +810,8 @@ static struct sk_buff *actrack_fan_build(const struct actrack_report *d,
 	}
 	if (!skb)
 		return NULL;
-	if (actrack_put_death(skb, d, f->pid, f->killer_pid, f->user_ns,
+	if (actrack_put_death(skb, d, f->pid, f->killer_pid, f->killer_exe,
+			      f->user_ns,
 			      f->cgroup_ns, 0, 0, 0, trunc,
 			      f->stacks)) {
 		nlmsg_free(skb);
@@ -998,6 +1100,9 @@ static int actrack_dump_death(const struct actrack_report *d, void *arg)
 	 * next skb.
 	 */
 	if (actrack_put_death(skb, d, pid, actrack_killer_pid(d, pid_ns),
+			      actrack_killer_exe_ok(d, dump->r->euid,
+						    dump->r->user_ns,
+						    dump->r->ptrace),
 			      dump->r->user_ns, current->nsproxy->cgroup_ns,
 			      NETLINK_CB(cb->skb).portid,
 			      cb->nlh->nlmsg_seq, NLM_F_MULTI, skb->len == 0,

@@ -401,6 +401,14 @@ static const struct rp_policy killer_policy[ACTRACK_KL_MAX + 1] = {
 	[ACTRACK_KL_COMM]	= { .store = RP_STRING, .mnl = MNL_TYPE_STRING,
 				    .off = offsetof(KL_, comm),
 				    .size = sizeof(((KL_ *)0)->comm) },
+	[ACTRACK_KL_EXE]	= { .store = RP_STRING,
+				    .mnl = MNL_TYPE_NUL_STRING,
+				    .off = offsetof(KL_, exe),
+				    .size = sizeof(((KL_ *)0)->exe) },
+	[ACTRACK_KL_CGROUP]	= { .store = RP_STRING,
+				    .mnl = MNL_TYPE_NUL_STRING,
+				    .off = offsetof(KL_, cgroup),
+				    .size = sizeof(((KL_ *)0)->cgroup) },
 };
 #undef KL_
 

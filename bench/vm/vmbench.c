@@ -47,8 +47,18 @@
  *       clock word's timer every jiffy (ABI <= 1.7, 8.1x); 16.0/s against
  *       16.2/s since ABI 1.8 retired the word (kmod/clock.c).
  *
+ *   the signal_generate probe (kmod/killer.c), paid by every signal sent
+ *       on the machine: kill() of SIGRTMIN to an untracked process that
+ *       blocks it at SIG_DFL (so the probe finds it fatal and looks the
+ *       target up; real-time signals are never "already pending", past
+ *       RLIMIT_SIGPENDING they are still generated, as LOSE_INFO), per
+ *       kill() in ns, with the module loaded and no process tracked (the
+ *       probe's first test returns), loaded with one tracked process (the
+ *       whole untracked path: the fatality test and the hash lookup), and
+ *       unloaded, alternating in one boot.  Goal: within noise.
+ *
  * usage: vmbench [cost] [latency] [monitor] [threadexit] [stacks] [idle]
- * (default: all six).
+ * [signals] (default: all seven).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1078,6 +1088,95 @@ static void idle_wakeups(void)
 		   "/s", bench_median(off, RUNS));
 }
 
+/* ---- the signal_generate probe ----------------------------------------- */
+
+#define SIG_SENDS	20000
+
+/* ns per kill() of SIGRTMIN to @pid, over SIG_SENDS sends. */
+static double kill_loop(pid_t pid)
+{
+	uint64_t t0 = bench_now_ns();
+
+	for (int i = 0; i < SIG_SENDS; i++)
+		if (kill(pid, SIGRTMIN))
+			return -1;
+	return (double)(bench_now_ns() - t0) / SIG_SENDS;
+}
+
+/* An untracked child blocking SIGRTMIN at SIG_DFL, asleep; or -1. */
+static pid_t start_sig_target(void)
+{
+	sigset_t set;
+	pid_t pid;
+	int p[2];
+	char c = 1;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGRTMIN);
+		if (sigprocmask(SIG_BLOCK, &set, NULL) ||
+		    write(p[1], &c, 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+static void signals_cost(void)
+{
+	double idle[RUNS], busy[RUNS], off[RUNS];
+	pid_t target = start_sig_target(), holder;
+
+	if (target < 0) {
+		printf("bench vm_kill SKIP no target\n");
+		return;
+	}
+	for (int k = 0; k < RUNS; k++) {
+		idle[k] = kill_loop(target);
+		holder = start_parked("child-threads", 1);
+		busy[k] = holder > 0 ? kill_loop(target) : -1;
+		stop_holder(holder);
+		if (sh("rmmod actrack")) {
+			printf("bench vm_kill SKIP rmmod failed\n");
+			break;
+		}
+		off[k] = kill_loop(target);
+		if (sh("insmod " KO)) {
+			printf("bench vm_kill SKIP insmod failed\n");
+			break;
+		}
+		if (idle[k] < 0 || busy[k] < 0 || off[k] < 0) {
+			printf("bench vm_kill FAIL a kill() failed (run %d)\n",
+			       k);
+			break;
+		}
+		printf("# signals run %d: loaded %.0f ns, loaded+tracked %.0f "
+		       "ns, unloaded %.0f ns\n", k, idle[k], busy[k], off[k]);
+		fflush(stdout);
+		if (k == RUNS - 1) {
+			double base = bench_median(off, RUNS);
+
+			bench_line("vm_kill_untracked_module_loaded",
+				   bench_median(idle, RUNS), "ns", base);
+			bench_line("vm_kill_untracked_one_tracked",
+				   bench_median(busy, RUNS), "ns", base);
+		}
+	}
+	kill(target, SIGKILL);
+	waitpid(target, NULL, 0);
+}
+
 static bool want(int argc, char **argv, const char *what)
 {
 	if (argc < 2)
@@ -1145,6 +1244,8 @@ int main(int argc, char **argv)
 	/* Before this process attaches: the module is reloaded here. */
 	if (want(argc, argv, "idle"))
 		idle_wakeups();
+	if (want(argc, argv, "signals"))
+		signals_cost();
 	if (want(argc, argv, "latency") || want(argc, argv, "monitor") ||
 	    want(argc, argv, "stacks") || want(argc, argv, "threadexit"))
 		sized_runs(argc, argv);

@@ -41,6 +41,7 @@ struct entry {
 	const char *oom;		/* ACTRACK_OOM, or NULL */
 	const char *killer_comm;	/* ACTRACK_KILLER_COMM, or NULL */
 	const char *seq;		/* ACTRACK_SEQ, or NULL */
+	const char *killer;		/* ACTRACK_KILLER, or NULL */
 };
 
 static const struct entry entries[] = {
@@ -48,21 +49,37 @@ static const struct entry entries[] = {
 	  "main-loop-started", "11", "SIGSEGV", "1", NULL,
 	  "pid 100 (/usr/bin/server --port 80) killed by SIGSEGV [core dumped] "
 	  "after phase main-loop-started\n  uid 1000, start tick 5",
-	  "{\"pid\": 100, \"signal\": 11}", NULL, NULL, NULL },
+	  "{\"pid\": 100, \"signal\": 11}", NULL, NULL, NULL, "kernel" },
 	/* Someone else's entry: never listed. */
 	{ T0 + 60, "00000000000000000000000000000000", "100", "0", "other",
 	  "other", "none", NULL, NULL, NULL, "0", "unrelated", "{}", NULL,
 	  NULL, NULL },
+	/* systemd-oomd's SIGKILL: named by its command name. */
+	{ T0 + 600, MESSAGE_ID, "310", "1000", "cache", "cache", "serving",
+	  "9", "SIGKILL", "0", NULL, "pid 310 (cache) killed by SIGKILL",
+	  "{\"pid\": 310, \"signal\": 9}", NULL, "systemd-oomd",
+	  NULL, "process" },
+	/* raise(SIGTERM); then a sender outside the monitor's pid ns. */
+	{ T0 + 1200, MESSAGE_ID, "320", "1000", "quitter", "quitter", "done",
+	  "15", "SIGTERM", "0", NULL, "pid 320 (quitter) killed by SIGTERM",
+	  "{\"pid\": 320, \"signal\": 15}", NULL, NULL, NULL,
+	  "self" },
+	{ T0 + 1500, MESSAGE_ID, "330", "1000", "guest", "guest", "idle",
+	  "9", "SIGKILL", "0", NULL, "pid 330 (guest) killed by SIGKILL",
+	  "{\"pid\": 330, \"signal\": 9}", NULL, NULL, NULL,
+	  "process" },
 	{ T0 + 3600, MESSAGE_ID, "200", "0", "batch", "batch\x1b[2J -n 3",
 	  "initialized", NULL, NULL, NULL, "3",
 	  "pid 200 (batch\\x1b[2J -n 3) exited with code 3 after phase "
-	  "initialized", "{\"pid\": 200, \"exit_code\": 3}", NULL, NULL, NULL },
+	  "initialized", "{\"pid\": 200, \"exit_code\": 3}", NULL, NULL,
+	  NULL, NULL },
 	/* pid 100 again (reused), later. */
 	{ T0 + 7200, MESSAGE_ID, "100", "1000", "worker", "worker",
 	  "starting", "9", "SIGKILL", "0", NULL,
 	  "pid 100 (worker) killed by SIGKILL after phase starting\n"
 	  "  uid 1000\n  thread 100 \"main\", depth 0: idle",
-	  "{\"pid\": 100, \"signal\": 9}", "1", "grim-reaper", NULL },
+	  "{\"pid\": 100, \"signal\": 9}", "1", "grim-reaper", NULL,
+	  "process" },
 };
 
 #define NR_ENTRIES	(sizeof(entries) / sizeof(entries[0]))
@@ -109,6 +126,8 @@ static int write_journal(const char *dir, const struct entry *list,
 			put_field(f, "ACTRACK_KILLER_COMM", e->killer_comm);
 		if (e->seq)
 			put_field(f, "ACTRACK_SEQ", e->seq);
+		if (e->killer)
+			put_field(f, "ACTRACK_KILLER", e->killer);
 		if (e->report)
 			put_field(f, "ACTRACK_REPORT", e->report);
 		fputc('\n', f);
@@ -181,10 +200,13 @@ TEST_F(deaths, list_all_oldest_first)
 	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	EXPECT_STREQ("", self->r.err);
 	EXPECT_STREQ(
-"TIME                     PID    UID  DEATH         PHASE              COMMAND\n"
-"2023-11-14 22:13:20.000  100    1000 SIGSEGV+core  main-loop-started  /usr/bin/server --port 80\n"
-"2023-11-14 23:13:20.000  200    0    exit 3        initialized        batch\\x1b[2J -n 3\n"
-"2023-11-15 00:13:20.000  100    1000 SIGKILL       starting           worker\n",
+"TIME                     PID    UID  DEATH         KILLER          PHASE              COMMAND\n"
+"2023-11-14 22:13:20.000  100    1000 SIGSEGV+core  kernel          main-loop-started  /usr/bin/server --port 80\n"
+"2023-11-14 22:23:20.000  310    1000 SIGKILL       systemd-oomd    serving            cache\n"
+"2023-11-14 22:33:20.000  320    1000 SIGTERM       itself          done               quitter\n"
+"2023-11-14 22:38:20.000  330    1000 SIGKILL       outside-ns      idle               guest\n"
+"2023-11-14 23:13:20.000  200    0    exit 3        -               initialized        batch\\x1b[2J -n 3\n"
+"2023-11-15 00:13:20.000  100    1000 SIGKILL       OOM killer      starting           worker\n",
 		     self->r.out);
 	/* "list" is the default verb. */
 	{
@@ -233,8 +255,8 @@ TEST_F(deaths, select_oom_kills)
 	DEATHS(self->file_opt, "--oom");
 	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	EXPECT_STREQ(
-"TIME                     PID    UID  DEATH         PHASE              COMMAND\n"
-"2023-11-15 00:13:20.000  100    1000 SIGKILL       starting           worker\n",
+"TIME                     PID    UID  DEATH         KILLER          PHASE              COMMAND\n"
+"2023-11-15 00:13:20.000  100    1000 SIGKILL       OOM killer      starting           worker\n",
 		     self->r.out);
 	DEATHS(self->file_opt, "--oom", "100");
 	EXPECT_EQ(0, self->r.status);
@@ -249,8 +271,8 @@ TEST_F(deaths, select_by_sender)
 	DEATHS(self->file_opt, "--killed-by", "grim-reaper");
 	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	EXPECT_STREQ(
-"TIME                     PID    UID  DEATH         PHASE              COMMAND\n"
-"2023-11-15 00:13:20.000  100    1000 SIGKILL       starting           worker\n",
+"TIME                     PID    UID  DEATH         KILLER          PHASE              COMMAND\n"
+"2023-11-15 00:13:20.000  100    1000 SIGKILL       OOM killer      starting           worker\n",
 		     self->r.out);
 	/* A field match, not a prefix: "grim" names no sender. */
 	DEATHS(self->file_opt, "--killed-by", "grim");
@@ -288,6 +310,9 @@ TEST_F(deaths, json_list_and_directory)
 	DEATHS("--json", "--directory", self->dir);
 	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	EXPECT_STREQ("{\"pid\": 100, \"signal\": 11}\n"
+		     "{\"pid\": 310, \"signal\": 9}\n"
+		     "{\"pid\": 320, \"signal\": 15}\n"
+		     "{\"pid\": 330, \"signal\": 9}\n"
 		     "{\"pid\": 200, \"exit_code\": 3}\n"
 		     "{\"pid\": 100, \"signal\": 9}\n", self->r.out);
 }

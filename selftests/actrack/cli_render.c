@@ -217,125 +217,104 @@ TEST_F(shape, death_text)
 	EXPECT_STREQ(want_text, self->text);
 }
 
-/* The sender of the fatal signal: one line after the headline. */
-TEST_F(shape, death_killer_line)
+/*
+ * Who ended it and where it lived, in the lines right after the headline:
+ * the sender of the fatal signal, or the OOM kill instead of the kernel's
+ * SIGKILL; then the cgroup, with its unit when known.  One row per case.
+ */
+#define KERNEL_SIGKILL	{ .kind = ACTRACK_KILLER_KERNEL, .signal = SIGKILL, \
+			  .code = SI_KERNEL }
+#define REAPER	.kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL, \
+		.code = SI_USER, .pid = 812, .comm = "grim-reaper"
+
+static const struct who_case {
+	bool has_killer;
+	struct actrack_death_killer k;
+	bool has_oom;
+	struct actrack_death_oom o;
+	const char *cgroup, *unit;
+	const char *lines;		/* right after the headline */
+	const char *absent;		/* NULL, or text not in the report */
+} who_cases[] = {
+	/* The sender; its executable and cgroup (ABI 1.8) when told. */
+	{ true, { REAPER, .exe = "/usr/bin/grim-reaper",
+		  .cgroup = "/system.slice/cron.service" }, false, { 0 }, "",
+	  "", "  killed by SIGKILL from pid 812 (grim-reaper, "
+	  "/usr/bin/grim-reaper, uid 0, /system.slice/cron.service) via "
+	  "kill()\n", NULL },
+	/* The exe not the reader's to see: the line. */
+	{ true, { REAPER, .cgroup = "/system.slice/cron.service" }, false,
+	  { 0 }, "", "", "  killed by SIGKILL from pid 812 (grim-reaper, "
+	  "uid 0, /system.slice/cron.service) via kill()\n", NULL },
+	/* An older module: neither. */
+	{ true, { REAPER }, false, { 0 }, "", "",
+	  "  killed by SIGKILL from pid 812 (grim-reaper, uid 0) via "
+	  "kill()\n", NULL },
+	{ true, { .kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL,
+		  .code = SI_USER }, false, { 0 }, "", "",
+	  "  killed by SIGKILL from a process outside your pid namespace "
+	  "via kill()\n", NULL },
+	{ true, { .kind = ACTRACK_KILLER_SELF, .signal = SIGKILL,
+		  .code = SI_TKILL, .pid = 4242, .uid = 1000,
+		  .comm = "server", .exe = "/usr/bin/server",
+		  .cgroup = "/system.slice/db.service" }, false, { 0 }, "", "",
+	  "  killed by SIGKILL by itself via raise()\n", NULL },
+	{ true, KERNEL_SIGKILL, false, { 0 }, "", "",
+	  "  killed by SIGKILL from the kernel (si_code 128, SI_KERNEL)\n",
+	  NULL },
+	/* The OOM kill: one line instead of the kernel's SIGKILL. */
+	{ true, KERNEL_SIGKILL, true,
+	  { 522397696ULL, 0, 0, 0, "/system.slice/db.service", 536870912ULL,
+	    536608768ULL }, "", "",
+	  "  killed by the OOM killer: memory cgroup /system.slice/db.service "
+	  "at its limit 512.0 MiB, rss 498.2 MiB anon\n", "from the kernel" },
+	{ true, KERNEL_SIGKILL, true,
+	  { 1073741824ULL, 812, 3ULL << 30, -500, "", 8ULL << 30,
+	    8ULL << 30 }, "", "",
+	  "  killed by the OOM killer: memory cgroup (path not told) at its "
+	  "limit 8.0 GiB, rss 1.0 GiB anon, 812 B file, 3.0 GiB shmem, "
+	  "oom_score_adj -500\n", "from the kernel" },
+	{ true, KERNEL_SIGKILL, true, { 0, 0, 0, 1000, "", 0, 0 }, "", "",
+	  "  killed by the OOM killer: no memory cgroup at its limit, rss "
+	  "0 B, oom_score_adj 1000\n", "from the kernel" },
+	/* Where it lived: after the killer's line, the unit when known. */
+	{ true, KERNEL_SIGKILL, false, { 0 }, "/system.slice/db.service",
+	  "db.service", "  killed by SIGKILL from the kernel (si_code 128, "
+	  "SI_KERNEL)\n  cgroup /system.slice/db.service (unit "
+	  "db.service)\n", NULL },
+	{ false, { 0 }, false, { 0 }, "/../outside/x", "",
+	  "  cgroup /../outside/x\n", NULL },
+	/* Neither: no line (the next is the uid line). */
+	{ false, { 0 }, false, { 0 }, "", "", "  uid ", NULL },
+};
+
+TEST_F(shape, death_who_lines)
 {
-	static const struct {
-		struct actrack_death_killer k;
-		const char *line;
-	} cases[] = {
-		{ { ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0,
-		    "grim-reaper" },
-		  "  killed by SIGKILL from pid 812 (grim-reaper, uid 0) "
-		  "via kill()\n" },
-		{ { ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 0, 0, "" },
-		  "  killed by SIGKILL from a process outside your pid "
-		  "namespace via kill()\n" },
-		{ { ACTRACK_KILLER_SELF, SIGKILL, SI_TKILL, 4242, 1000,
-		    "server" },
-		  "  killed by SIGKILL by itself via raise()\n" },
-		{ { ACTRACK_KILLER_KERNEL, SIGKILL, SI_KERNEL, 0, 0, "" },
-		  "  killed by SIGKILL from the kernel (si_code 128, "
-		  "SI_KERNEL)\n" },
-	};
+	const struct who_case *c;
 	const char *line;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		self->f.d.has_killer = true;
-		self->f.d.killer = cases[i].k;
-		rewind(self->out);
-		ASSERT_EQ(0, render_death_text(self->out, self->sym,
-					       &self->f.d, "live"));
-		ASSERT_EQ(0, fflush(self->out));
-		line = strchr(self->text, '\n');
-		ASSERT_NE(NULL, line);
-		EXPECT_EQ(0, strncmp(line + 1, cases[i].line,
-				     strlen(cases[i].line)))
-			TH_LOG("case %zu: %s", i, self->text);
-	}
-}
-
-/* The OOM kill: one line instead of the killer's. */
-TEST_F(shape, death_oom_line)
-{
-	static const struct {
-		struct actrack_death_oom o;
-		const char *line;
-	} cases[] = {
-		{ { 522397696ULL, 0, 0, 0, "/system.slice/db.service",
-		    536870912ULL, 536608768ULL },
-		  "  killed by the OOM killer: memory cgroup "
-		  "/system.slice/db.service at its limit 512.0 MiB, rss "
-		  "498.2 MiB anon\n" },
-		{ { 1073741824ULL, 812, 3ULL << 30, -500, "", 8ULL << 30,
-		    8ULL << 30 },
-		  "  killed by the OOM killer: memory cgroup (path not told) "
-		  "at its limit 8.0 GiB, rss 1.0 GiB anon, 812 B file, "
-		  "3.0 GiB shmem, oom_score_adj -500\n" },
-		{ { 0, 0, 0, 1000, "", 0, 0 },
-		  "  killed by the OOM killer: no memory cgroup at its "
-		  "limit, rss 0 B, oom_score_adj 1000\n" },
-	};
-	const char *line;
-
-	self->f.d.has_killer = true;
-	self->f.d.killer = (struct actrack_death_killer){
-		ACTRACK_KILLER_KERNEL, SIGKILL, SI_KERNEL, 0, 0, "",
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		self->f.d.has_oom = true;
-		self->f.d.oom = cases[i].o;
-		rewind(self->out);
-		ASSERT_EQ(0, render_death_text(self->out, self->sym,
-					       &self->f.d, "live"));
-		ASSERT_EQ(0, fflush(self->out));
-		line = strchr(self->text, '\n');
-		ASSERT_NE(NULL, line);
-		EXPECT_EQ(0, strncmp(line + 1, cases[i].line,
-				     strlen(cases[i].line)))
-			TH_LOG("case %zu: %s", i, self->text);
-		/* Not also the kernel's SIGKILL line. */
-		EXPECT_EQ(NULL, strstr(self->text, "from the kernel"));
-	}
-}
-
-/* Where it lived: one line after the killer's, the unit when known. */
-TEST_F(shape, death_cgroup_line)
-{
-	static const struct {
-		const char *cgroup, *unit, *line;
-	} cases[] = {
-		{ "/system.slice/db.service", "db.service",
-		  "  cgroup /system.slice/db.service (unit db.service)\n" },
-		{ "/../outside/x", "", "  cgroup /../outside/x\n" },
-	};
-	const char *line;
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < sizeof(who_cases) / sizeof(who_cases[0]); i++) {
+		c = &who_cases[i];
+		self->f.d.has_killer = c->has_killer;
+		self->f.d.killer = c->k;
+		self->f.d.has_oom = c->has_oom;
+		self->f.d.oom = c->o;
 		snprintf(self->f.d.cgroup, sizeof(self->f.d.cgroup), "%s",
-			 cases[i].cgroup);
+			 c->cgroup);
 		snprintf(self->f.d.unit, sizeof(self->f.d.unit), "%s",
-			 cases[i].unit);
+			 c->unit);
 		rewind(self->out);
 		ASSERT_EQ(0, render_death_text(self->out, self->sym,
 					       &self->f.d, "live"));
 		ASSERT_EQ(0, fflush(self->out));
 		line = strchr(self->text, '\n');
 		ASSERT_NE(NULL, line);
-		EXPECT_EQ(0, strncmp(line + 1, cases[i].line,
-				     strlen(cases[i].line)))
+		EXPECT_EQ(0, strncmp(line + 1, c->lines, strlen(c->lines)))
 			TH_LOG("case %zu: %s", i, self->text);
+		if (c->absent)
+			EXPECT_EQ(NULL, strstr(self->text, c->absent))
+				TH_LOG("case %zu: %s", i, self->text);
 	}
-	/* None: no line (the next is the uid line). */
-	self->f.d.cgroup[0] = '\0';
-	self->f.d.unit[0] = '\0';
-	rewind(self->out);
-	ASSERT_EQ(0, render_death_text(self->out, self->sym, &self->f.d,
-				       "live"));
-	ASSERT_EQ(0, fflush(self->out));
-	line = strchr(self->text, '\n');
-	ASSERT_NE(NULL, line);
-	EXPECT_EQ(0, strncmp(line + 1, "  uid ", 6)) TH_LOG("%s", self->text);
 }
 
 /*
@@ -443,6 +422,7 @@ TEST_F(shape, death_json_validates)
 	self->f.d.has_killer = true;
 	self->f.d.killer = (struct actrack_death_killer){
 		ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812, 0, "grim-reaper",
+		"/usr/bin/grim-reaper", "/system.slice/cron.service",
 	};
 	/* And where it lived. */
 	snprintf(self->f.d.cgroup, sizeof(self->f.d.cgroup),

@@ -11,6 +11,7 @@
  */
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "vm_util.h"
@@ -81,12 +82,38 @@ static int start_monitor(FIXTURE_DATA(journal) *self, const char *dumps)
 }
 
 /*
- * Tracked victims die (@cmd: 'x' exit 7, 'a' abort) one after another
- * until the monitor's entry arrives: no guess of when it has subscribed.
- * Return the pid the entry is about (one of ours), or -1.
+ * @v is SIGKILLed by a helper that calls itself "systemd-oomd" (as a
+ * renamed process may).  Return the helper's pid, or -errno.
  */
-static pid_t kill_until_entry(FIXTURE_DATA(journal) *self, char cmd)
+static pid_t kill_as_oomd(struct vm_victim *v)
 {
+	pid_t h;
+	int st;
+
+	h = fork();
+	if (h < 0)
+		return -errno;
+	if (!h) {
+		if (prctl(PR_SET_NAME, "systemd-oomd", 0, 0, 0))
+			_exit(1);
+		_exit(kill(v->pid, SIGKILL) ? 2 : 0);
+	}
+	if (waitpid(h, &st, 0) != h || st)
+		return -ECHILD;
+	/* Already dead: signal 0 finds the zombie, then it is reaped. */
+	return vm_victim_kill(v, 0) < 0 ? -ECHILD : h;
+}
+
+/*
+ * Tracked victims die (@cmd: 'x' exit 7, 'a' abort, 'o' SIGKILLed by
+ * kill_as_oomd()) one after another until the monitor's entry arrives:
+ * no guess of when it has subscribed.  Return the pid the entry is about
+ * (one of ours), its sender's into *@killer for 'o', or -1.
+ */
+static pid_t kill_until_entry(FIXTURE_DATA(journal) *self, char cmd,
+			      pid_t *killer)
+{
+	pid_t helpers[200];
 	struct vm_victim_cfg cfg = {
 		.phase = ACTRACK_PHASE_MAIN_LOOP_STARTED, .uid = -1,
 	};
@@ -101,9 +128,12 @@ static pid_t kill_until_entry(FIXTURE_DATA(journal) *self, char cmd)
 
 		if (vm_victim_start(&cfg, &v))
 			return -1;
-		pids[nr++] = v.pid;
-		if (vm_victim_cmd(&v, cmd, 7) < 0)
+		pids[nr] = v.pid;
+		helpers[nr] = cmd == 'o' ? kill_as_oomd(&v) : 0;
+		if (helpers[nr] < 0 ||
+		    (cmd != 'o' && vm_victim_cmd(&v, cmd, 7) < 0))
 			return -1;
+		nr++;
 		if (poll(&p, 1, 200) <= 0)
 			continue;
 		n = recv(self->sock, self->e->buf, sizeof(self->e->buf), 0);
@@ -113,8 +143,11 @@ static pid_t kill_until_entry(FIXTURE_DATA(journal) *self, char cmd)
 		if (!field(self->e, "ACTRACK_PID", buf, sizeof(buf)))
 			return -1;
 		for (int i = 0; i < nr; i++)
-			if (pids[i] == atoi(buf))
+			if (pids[i] == atoi(buf)) {
+				if (killer)
+					*killer = helpers[i];
 				return pids[i];
+			}
 		return -1;
 	}
 	return -1;
@@ -163,7 +196,7 @@ TEST_F_TIMEOUT(journal, exit_code_entry, 120)
 
 	VM_SETUP_SKIPPED();
 	ASSERT_EQ(0, start_monitor(self, NULL));
-	pid = kill_until_entry(self, 'x');
+	pid = kill_until_entry(self, 'x', NULL);
 	ASSERT_LT(0, pid) TH_LOG("no journal entry for a victim");
 	common_fields(_metadata, self->e, pid);
 	ASSERT_NE(NULL, field(self->e, "ACTRACK_EXIT_CODE", v, sizeof(v)));
@@ -189,7 +222,7 @@ TEST_F_TIMEOUT(journal, signal_entry, 120)
 	VM_SETUP_SKIPPED();
 	ASSERT_NE(NULL, mkdtemp(dumps));
 	ASSERT_EQ(0, start_monitor(self, dumps));
-	pid = kill_until_entry(self, 'a');
+	pid = kill_until_entry(self, 'a', NULL);
 	ASSERT_LT(0, pid) TH_LOG("no journal entry for a victim");
 	common_fields(_metadata, self->e, pid);
 	/* The entry names the minidump written before it, by its path. */
@@ -213,6 +246,49 @@ TEST_F_TIMEOUT(journal, signal_entry, 120)
 	EXPECT_EQ(NULL, field(self->e, "ACTRACK_EXIT_CODE", v, sizeof(v)));
 	ASSERT_NE(NULL, field(self->e, "PRIORITY", v, sizeof(v)));
 	EXPECT_STREQ("3", v);
+}
+
+/*
+ * A SIGKILL from a process named systemd-oomd: the entry names it with
+ * its pid, comm, executable (our own: the helper did not exec) and cgroup
+ * (ours), and the text says so on its killer line.
+ */
+TEST_F_TIMEOUT(journal, killer_entry, 120)
+{
+	static char v[64 * 1024];
+	char exe[PATH_MAX], cg[PATH_MAX], want[3 * PATH_MAX];
+	pid_t pid, killer = 0;
+	ssize_t n;
+	int ret;
+
+	VM_SETUP_SKIPPED();
+	/* /proc/PID/cgroup has its "0::" line once cgroup2 is mounted. */
+	ret = vm_cg_mount();
+	if (ret)
+		SKIP(return, "no cgroup2: %s", strerror(-ret));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	ASSERT_EQ(0, vm_cg_of(getpid(), cg, sizeof(cg)));
+	ASSERT_EQ(0, start_monitor(self, NULL));
+	pid = kill_until_entry(self, 'o', &killer);
+	ASSERT_LT(0, pid) TH_LOG("no journal entry for a victim");
+	common_fields(_metadata, self->e, pid);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_KILLER", v, sizeof(v)));
+	EXPECT_STREQ("process", v);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_KILLER_PID", v, sizeof(v)));
+	EXPECT_EQ(killer, atoi(v));
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_KILLER_COMM", v, sizeof(v)));
+	EXPECT_STREQ("systemd-oomd", v);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_KILLER_EXE", v, sizeof(v)));
+	EXPECT_STREQ(exe, v);
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_KILLER_CGROUP", v,
+			      sizeof(v)));
+	EXPECT_STREQ(cg, v);
+	ASSERT_NE(NULL, field(self->e, "MESSAGE", v, sizeof(v)));
+	snprintf(want, sizeof(want), "\n  killed by SIGKILL from pid %d "
+		 "(systemd-oomd, %s, uid 0, %s) via kill()\n", killer, exe, cg);
+	EXPECT_NE(NULL, strstr(v, want)) TH_LOG("%s", v);
 }
 
 TEST_HARNESS_MAIN

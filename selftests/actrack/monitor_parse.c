@@ -192,8 +192,12 @@ TEST(exit_code_and_core)
 	free(buf);
 }
 
+/* With @comm, a process sender; its @exe and @cgroup (ABI 1.8) when not
+ * NULL.
+ */
 static void put_killer(struct nlmsghdr *nlh, uint32_t kind, uint32_t sig,
-		       int32_t code, uint32_t pid, const char *comm)
+		       int32_t code, uint32_t pid, const char *comm,
+		       const char *exe, const char *cgroup)
 {
 	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_KILLER);
 
@@ -205,47 +209,178 @@ static void put_killer(struct nlmsghdr *nlh, uint32_t kind, uint32_t sig,
 		mnl_attr_put_u32(nlh, ACTRACK_KL_UID, 0);
 		mnl_attr_put_strz(nlh, ACTRACK_KL_COMM, comm);
 	}
+	if (exe)
+		mnl_attr_put_strz(nlh, ACTRACK_KL_EXE, exe);
+	if (cgroup)
+		mnl_attr_put_strz(nlh, ACTRACK_KL_CGROUP, cgroup);
 	mnl_attr_nest_end(nlh, nest);
 }
 
-/* ACTRACK_A_KILLER (ABI 1.6): parsed into has_killer and killer; without
- * it (an older module) has_killer is false and killer all zeros; one that
- * names another signal than the death's, or no kind, is malformed. */
-TEST(killer)
+static void put_oom(struct nlmsghdr *nlh, const char *memcg, bool rss)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_OOM);
+
+	if (rss) {
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_ANON, 522397696ULL);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_FILE, 4096);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_SHMEM, 0);
+	}
+	mnl_attr_put_u32(nlh, ACTRACK_OOM_SCORE_ADJ, (uint32_t)-500);
+	if (memcg) {
+		mnl_attr_put_strz(nlh, ACTRACK_OOM_MEMCG, memcg);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_MEMCG_LIMIT, 536870912ULL);
+		mnl_attr_put_u64(nlh, ACTRACK_OOM_MEMCG_USAGE, 536608768ULL);
+	}
+	mnl_attr_nest_end(nlh, nest);
+}
+
+/* Each adds its attributes to a valid report of a death by SIGKILL. */
+static void w_none(struct nlmsghdr *nlh)
+{
+	(void)nlh;	/* an older module */
+}
+
+static void w_reaper(struct nlmsghdr *nlh)
+{
+	put_killer(nlh, ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812,
+		   "grim-reaper", NULL, NULL);
+}
+
+static void w_reaper_where(struct nlmsghdr *nlh)
+{
+	put_killer(nlh, ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812,
+		   "grim-reaper", "/usr/sbin/grim-reaper",
+		   "/system.slice/cron.service");
+}
+
+static void w_exe_no_nul(struct nlmsghdr *nlh)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_KILLER);
+
+	mnl_attr_put_u32(nlh, ACTRACK_KL_KIND, ACTRACK_KILLER_PROCESS);
+	mnl_attr_put_u32(nlh, ACTRACK_KL_SIGNAL, SIGKILL);
+	mnl_attr_put(nlh, ACTRACK_KL_EXE, 4, "/bin");
+	mnl_attr_nest_end(nlh, nest);
+}
+
+static void w_other_signal(struct nlmsghdr *nlh)
+{
+	put_killer(nlh, ACTRACK_KILLER_KERNEL, SIGSEGV, 1, 0, NULL, NULL,
+		   NULL);
+}
+
+static void w_bad_kind(struct nlmsghdr *nlh)
+{
+	put_killer(nlh, 4, SIGKILL, SI_USER, 0, NULL, NULL, NULL);
+}
+
+static void w_oom_memcg(struct nlmsghdr *nlh)
+{
+	put_oom(nlh, "/system.slice/db.service", true);
+}
+
+static void w_oom_global(struct nlmsghdr *nlh)
+{
+	put_oom(nlh, NULL, true);
+}
+
+static void w_oom_no_rss(struct nlmsghdr *nlh)
+{
+	put_oom(nlh, NULL, false);
+}
+
+/*
+ * ACTRACK_A_KILLER (ABI 1.6; its EXE and CGROUP, ABI 1.8) and
+ * ACTRACK_A_OOM (ABI 1.7), added to a valid report of a death by SIGKILL:
+ * parsed into has_killer/killer and has_oom/oom; absent (an older
+ * module): false and all zeros.  A killer that names another signal than
+ * the death's, or no kind, or a string without its NUL, and an OOM kill
+ * without its RSS, are malformed.
+ */
+static const struct who_row {
+	const char *what;
+	void (*put)(struct nlmsghdr *nlh);
+	int ret;			/* parse()'s */
+	bool has_killer;
+	struct actrack_death_killer k;
+	bool has_oom;
+	struct actrack_death_oom o;
+} who_rows[] = {
+	{ "neither", w_none, 0, false, { 0 }, false, { 0 } },
+	{ "a sender, ABI 1.6", w_reaper, 0, true,
+	  { .kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL,
+	    .code = SI_USER, .pid = 812, .comm = "grim-reaper" },
+	  false, { 0 } },
+	{ "a sender with its exe and cgroup", w_reaper_where, 0, true,
+	  { .kind = ACTRACK_KILLER_PROCESS, .signal = SIGKILL,
+	    .code = SI_USER, .pid = 812, .comm = "grim-reaper",
+	    .exe = "/usr/sbin/grim-reaper",
+	    .cgroup = "/system.slice/cron.service" }, false, { 0 } },
+	{ .what = "an exe without its NUL", .put = w_exe_no_nul,
+	  .ret = -EBADMSG },
+	{ .what = "another signal than the death's", .put = w_other_signal,
+	  .ret = -EBADMSG },
+	{ .what = "no such kind", .put = w_bad_kind, .ret = -EBADMSG },
+	{ "an OOM kill in a memory cgroup", w_oom_memcg, 0, false, { 0 }, true,
+	  { 522397696ULL, 4096, 0, -500, "/system.slice/db.service",
+	    536870912ULL, 536608768ULL } },
+	{ "a global OOM kill", w_oom_global, 0, false, { 0 }, true,
+	  { 522397696ULL, 4096, 0, -500, "", 0, 0 } },
+	{ .what = "an OOM kill without its RSS", .put = w_oom_no_rss,
+	  .ret = -EBADMSG },
+};
+
+TEST(killer_and_oom)
+{
+	const struct who_row *r;
+	struct actrack_death d;
+	struct nlmsghdr *nlh;
+	char *buf;
+
+	for (size_t i = 0; i < sizeof(who_rows) / sizeof(who_rows[0]); i++) {
+		r = &who_rows[i];
+		TH_LOG("%s", r->what);
+		buf = new_msg(ACTRACK_CMD_DEATH);
+		nlh = valid_msg(buf, 0);
+		r->put(nlh);
+		ASSERT_EQ(r->ret, parse(nlh, &d));
+		free(buf);
+		if (r->ret)
+			continue;
+		EXPECT_EQ(r->has_killer, d.has_killer);
+		EXPECT_EQ(r->k.kind, d.killer.kind);
+		EXPECT_EQ(r->k.signal, d.killer.signal);
+		EXPECT_EQ(r->k.code, d.killer.code);
+		EXPECT_EQ(r->k.pid, d.killer.pid);
+		EXPECT_EQ(r->k.uid, d.killer.uid);
+		EXPECT_STREQ(r->k.comm, d.killer.comm);
+		EXPECT_STREQ(r->k.exe, d.killer.exe);
+		EXPECT_STREQ(r->k.cgroup, d.killer.cgroup);
+		EXPECT_EQ(r->has_oom, d.has_oom);
+		EXPECT_EQ(r->o.anon, d.oom.anon);
+		EXPECT_EQ(r->o.file, d.oom.file);
+		EXPECT_EQ(r->o.shmem, d.oom.shmem);
+		EXPECT_EQ(r->o.score_adj, d.oom.score_adj);
+		EXPECT_STREQ(r->o.memcg, d.oom.memcg);
+		EXPECT_EQ(r->o.memcg_limit, d.oom.memcg_limit);
+		EXPECT_EQ(r->o.memcg_usage, d.oom.memcg_usage);
+		__actrack_free_death(&d);
+	}
+}
+
+/* The OOM killer kills with SIGKILL: an OOM kill of another death is
+ * malformed.
+ */
+TEST(oom_only_with_sigkill)
 {
 	char *buf = new_msg(ACTRACK_CMD_DEATH);
-	struct nlmsghdr *nlh = valid_msg(buf, 0);
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
 	struct actrack_death d;
 
-	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_FALSE(d.has_killer);
-	EXPECT_EQ(0U, d.killer.kind);
-	EXPECT_EQ(0U, d.killer.pid);
-	__actrack_free_death(&d);
-
-	put_killer(nlh, ACTRACK_KILLER_PROCESS, SIGKILL, SI_USER, 812,
-		   "grim-reaper");
-	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_TRUE(d.has_killer);
-	EXPECT_EQ(ACTRACK_KILLER_PROCESS, d.killer.kind);
-	EXPECT_EQ(SIGKILL, d.killer.signal);
-	EXPECT_EQ(SI_USER, d.killer.code);
-	EXPECT_EQ(812U, d.killer.pid);
-	EXPECT_EQ(0U, d.killer.uid);
-	EXPECT_STREQ("grim-reaper", d.killer.comm);
-	__actrack_free_death(&d);
-	free(buf);
-
-	buf = new_msg(ACTRACK_CMD_DEATH);
-	nlh = valid_msg(buf, 0);
-	put_killer(nlh, ACTRACK_KILLER_KERNEL, SIGSEGV, 1, 0, NULL);
-	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* died of SIGKILL */
-	free(buf);
-
-	buf = new_msg(ACTRACK_CMD_DEATH);
-	nlh = valid_msg(buf, 0);
-	put_killer(nlh, 4, SIGKILL, SI_USER, 0, NULL);
-	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* no such kind */
+	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 4243);
+	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, SIGTERM);
+	put_oom(nlh, NULL, true);
+	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
 	free(buf);
 }
 
@@ -307,79 +442,6 @@ TEST(cgroup)
 	nlh = valid_msg(buf, 0);
 	mnl_attr_put(nlh, ACTRACK_A_CGROUP, 4, "/abc");	/* no NUL */
 	EXPECT_EQ(-EBADMSG, parse(nlh, &d));
-	free(buf);
-}
-
-static void put_oom(struct nlmsghdr *nlh, const char *memcg, bool rss)
-{
-	struct nlattr *nest = mnl_attr_nest_start(nlh, ACTRACK_A_OOM);
-
-	if (rss) {
-		mnl_attr_put_u64(nlh, ACTRACK_OOM_ANON, 522397696ULL);
-		mnl_attr_put_u64(nlh, ACTRACK_OOM_FILE, 4096);
-		mnl_attr_put_u64(nlh, ACTRACK_OOM_SHMEM, 0);
-	}
-	mnl_attr_put_u32(nlh, ACTRACK_OOM_SCORE_ADJ, (uint32_t)-500);
-	if (memcg) {
-		mnl_attr_put_strz(nlh, ACTRACK_OOM_MEMCG, memcg);
-		mnl_attr_put_u64(nlh, ACTRACK_OOM_MEMCG_LIMIT, 536870912ULL);
-		mnl_attr_put_u64(nlh, ACTRACK_OOM_MEMCG_USAGE, 536608768ULL);
-	}
-	mnl_attr_nest_end(nlh, nest);
-}
-
-/*
- * ACTRACK_A_OOM (ABI 1.7): parsed into has_oom and oom, with or without
- * a memory cgroup; absent (an older module): has_oom false.  One without
- * its RSS, or with a death by another signal than SIGKILL, is malformed.
- */
-TEST(oom)
-{
-	char *buf = new_msg(ACTRACK_CMD_DEATH);
-	struct nlmsghdr *nlh = valid_msg(buf, 0);
-	struct actrack_death d;
-
-	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_FALSE(d.has_oom);
-	EXPECT_EQ(0U, d.oom.anon);
-	__actrack_free_death(&d);
-
-	put_oom(nlh, "/system.slice/db.service", true);
-	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_TRUE(d.has_oom);
-	EXPECT_EQ(522397696ULL, d.oom.anon);
-	EXPECT_EQ(4096ULL, d.oom.file);
-	EXPECT_EQ(0ULL, d.oom.shmem);
-	EXPECT_EQ(-500, d.oom.score_adj);
-	EXPECT_STREQ("/system.slice/db.service", d.oom.memcg);
-	EXPECT_EQ(536870912ULL, d.oom.memcg_limit);
-	EXPECT_EQ(536608768ULL, d.oom.memcg_usage);
-	__actrack_free_death(&d);
-	free(buf);
-
-	/* A global OOM: no memory cgroup. */
-	buf = new_msg(ACTRACK_CMD_DEATH);
-	nlh = valid_msg(buf, 0);
-	put_oom(nlh, NULL, true);
-	ASSERT_EQ(0, parse(nlh, &d));
-	EXPECT_TRUE(d.has_oom);
-	EXPECT_STREQ("", d.oom.memcg);
-	EXPECT_EQ(0ULL, d.oom.memcg_limit);
-	__actrack_free_death(&d);
-	free(buf);
-
-	buf = new_msg(ACTRACK_CMD_DEATH);
-	nlh = valid_msg(buf, 0);
-	put_oom(nlh, NULL, false);
-	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* no RSS */
-	free(buf);
-
-	buf = new_msg(ACTRACK_CMD_DEATH);
-	nlh = (struct nlmsghdr *)buf;
-	mnl_attr_put_u32(nlh, ACTRACK_A_PID, 4243);
-	mnl_attr_put_u32(nlh, ACTRACK_A_WAIT_STATUS, SIGTERM);
-	put_oom(nlh, NULL, true);
-	EXPECT_EQ(-EBADMSG, parse(nlh, &d));	/* not SIGKILL */
 	free(buf);
 }
 

@@ -629,6 +629,8 @@ enum actrack_genl_attr {
 
 /* (ABI 1.7) The longest ACTRACK_A_CGROUP, with its NUL. */
 #define ACTRACK_CGROUP_MAX		1024
+/* (ABI 1.8) The longest ACTRACK_KL_EXE, with its NUL (PATH_MAX). */
+#define ACTRACK_EXE_MAX			4096
 
 #define ACTRACK_DEATH_ARENA_CORRUPT	(1U << 0)	/* walk met bad data */
 /* too many threads or activities, or user data was cut */
@@ -764,7 +766,18 @@ enum actrack_genl_stack_attr {
  * ACTRACK_KL_PID is the sender's tgid in the READER's pid namespace, as
  * ACTRACK_A_PID is (the number it had, also after it exited); 0 when
  * the sender is not in that namespace: then comm and uid are left out
- * too, as /proc would show that reader nothing of it.  ACTRACK_KL_UID is mapped into the reader's user namespace.
+ * too, as /proc would show that reader nothing of it.  ACTRACK_KL_UID is
+ * mapped into the reader's user namespace.
+ *
+ * (ABI 1.8) Of a sender the reader sees (ACTRACK_KL_PID not 0), and not
+ * the kernel: ACTRACK_KL_CGROUP, its cgroup v2 path as it sent, as the
+ * reader's cgroup namespace shows it (as ACTRACK_A_CGROUP is); and
+ * ACTRACK_KL_EXE, the path of its executable as it sent, only to a
+ * reader of the sender's effective uid or one with CAP_SYS_PTRACE in
+ * the initial user namespace (who may readlink /proc/PID/exe).  Each is
+ * absent when not known (EXE: a sender past its exit_mm(), as a dying
+ * parent's PR_SET_PDEATHSIG) or too long.  The kernel names both at
+ * send time and renders them as text only when the report is read.
  */
 enum actrack_genl_killer_attr {
 	ACTRACK_KL_UNSPEC,
@@ -774,6 +787,8 @@ enum actrack_genl_killer_attr {
 	ACTRACK_KL_PID,			/* u32, in the reader's pid namespace */
 	ACTRACK_KL_UID,			/* u32, in the reader's user namespace */
 	ACTRACK_KL_COMM,		/* string, its comm (TASK_COMM_LEN) */
+	ACTRACK_KL_EXE,			/* string (ABI 1.8), its executable */
+	ACTRACK_KL_CGROUP,		/* string (ABI 1.8), its cgroup v2 */
 	__ACTRACK_KL_MAX,
 };
 #define ACTRACK_KL_MAX (__ACTRACK_KL_MAX - 1)
