@@ -12,7 +12,8 @@
  * kernel is crashed (sysrq c).  When there is one, it must hold that
  * victim with those exact values, through the library, `actrack ps
  * --previous-boot` and `actrack dump --previous-boot`, and nobody but
- * root may read it.  Anything else: a SKIP that says why.
+ * root may read it.  Anything else: a SKIP that says why.  In any run,
+ * persist= naming no region is refused with an exact errno.
  */
 #include <sys/utsname.h>
 #include "vm_util.h"
@@ -261,6 +262,20 @@ FIXTURE_SETUP(persist)
 
 FIXTURE_TEARDOWN(persist)
 {
+}
+
+/*
+ * Without its region the parameter is refused, with the errno that says
+ * why: no such region (6.12+), or no reserve_mem= at all (before).  The
+ * module is left loaded without it.
+ */
+TEST_F_TIMEOUT(persist, refused_without_region, 120)
+{
+	int want = kernel_has_reserve_mem() ? -ENOENT : -EINVAL;
+
+	VM_REQUIRE_MODULE();
+	EXPECT_EQ(want, reload("persist=actrack_no_such_region"));
+	ASSERT_EQ(0, reload(""));
 }
 
 TEST_F_TIMEOUT(persist, previous_boot, 240)
