@@ -16,6 +16,7 @@
  * persist= naming no region is refused with an exact errno.
  */
 #include <sys/utsname.h>
+#include <termios.h>
 #include "vm_util.h"
 #include "snapshot_helpers.h"	/* run_cli */
 
@@ -148,9 +149,20 @@ static void first_boot(struct __test_metadata *_metadata)
 	ASSERT_EQ((uint32_t)pid, find_victim(s)->pid);
 	actrack_snapshot_free(s);
 
-	/* scripts/vmtest counts on this line: the panic is the plan. */
+	/*
+	 * scripts/vmtest counts on this line: the panic is the plan.  Out
+	 * on the console before the crash (tcdrain), and in the kernel's
+	 * log too, which the panic flushes to the console whatever the tty
+	 * still holds.
+	 */
 	printf("@@vmtest: crash-planned vm_persist victim %d\n", (int)pid);
 	fflush(stdout);
+	tcdrain(STDOUT_FILENO);
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		dprintf(fd, "<2>@@vmtest: crash-planned vm_persist\n");
+		close(fd);
+	}
 	sync();
 	fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
