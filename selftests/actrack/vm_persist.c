@@ -302,6 +302,9 @@ TEST_F_TIMEOUT(persist, previous_boot, 240)
 	if (!kernel_has_reserve_mem())
 		SKIP(return, "no reserve_mem= before Linux 6.12 (the "
 		     "memmap= region of older kernels is not supported)");
+	if (access("/proc/sysrq-trigger", W_OK))
+		SKIP(return, "no /proc/sysrq-trigger (CONFIG_MAGIC_SYSRQ): "
+		     "the kernel cannot be crashed on purpose");
 	ASSERT_EQ(0, reload("persist=" LABEL));
 	ret = select_previous(0);
 	if (ret == -ENODATA) {
