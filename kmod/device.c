@@ -5,6 +5,8 @@
  * An fd refers to one arena: by default the one of the euid that opened
  * it (created on first need), or, after ACTRACK_IOC_SELECT, another uid's,
  * read-only.  An fd opened without FMODE_WRITE is read-only as well.
+ * SELECT with ACTRACK_SELECT_PREVIOUS_BOOT points it at a uid's arena of
+ * the previous boot instead (persist.c): host root only, read-only.
  *
  * mmap offsets: ACTRACK_MMAP_ARENA (0) + n pages maps the arena from page n
  * (MAP_SHARED only, within the arena); ACTRACK_MMAP_CLOCK maps the clock
