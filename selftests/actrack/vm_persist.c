@@ -313,6 +313,8 @@ TEST_F_TIMEOUT(persist, previous_boot, 240)
 	}
 	ASSERT_EQ(0, ret);
 	second_boot(_metadata);
+	/* As the tests after it expect: without persist=. */
+	ASSERT_EQ(0, reload(""));
 }
 
 TEST_HARNESS_MAIN
