@@ -326,6 +326,8 @@ KERNEL_LINES := 5.10,6.1,6.12,7.2
 CORE_KERNELS := 5.10,7.2
 CORE_VM_TESTS := vm_death vm_lifecycle vm_device vm_trust vm_thread_exit \
 		 vm_backtrace vm_killer vm_cgroup
+# Crash the 6.12 VM and read the last boot's arenas back (vmtest --persist).
+PERSIST_VM_TESTS := vm_persist
 module-all:
 	scripts/vmtest --kernel $(KERNEL_LINES) --build-only
 
@@ -358,7 +360,8 @@ check: check-style
 	$(MAKE) O=$(O)/sanitize CC=clang SANITIZE=1 lib cli tests examples
 	$(MAKE) O=$(O)/tsan CC=clang TSAN=1 lib cli tests examples
 	export ACTRACK_VMTEST_CORE_KERNELS='$(CORE_KERNELS)' \
-		ACTRACK_VMTEST_CORE_TESTS='$(CORE_VM_TESTS)'; \
+		ACTRACK_VMTEST_CORE_TESTS='$(CORE_VM_TESTS)' \
+		ACTRACK_VMTEST_PERSIST_TESTS='$(PERSIST_VM_TESTS)'; \
 	if $(M32_PROBE); then \
 		$(MAKE) O=$(O) check-m32-vm && \
 		if [ "$(M32_RUNS)" = yes ]; then \

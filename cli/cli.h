@@ -17,6 +17,8 @@
 /* Options given before the command. */
 struct cli_globals {
 	const char *arena;	/* --arena FILE, or NULL: the default arena */
+	bool previous_boot;	/* COMMAND --previous-boot: the module's
+				 * image of the boot before (persist=) */
 	bool have_now;		/* --now NS / $ACTRACK_NOW_NS (tests) */
 	uint64_t now_ns;
 };
@@ -129,6 +131,11 @@ const char *cli_signal_name(int sig, char *buf, size_t len);
  */
 int cli_simple_args(int argc, char **argv, const char *help, int min_args,
 		    int max_args);
+
+/* cli_simple_args() for a command that also takes --previous-boot
+ * (cli.previous_boot; not with --arena): ps, save. */
+int cli_previous_boot_args(int argc, char **argv, const char *cmd,
+			   int min_args, int max_args);
 
 /* Strict number parsing: whole string, no sign for unsigned.  0/-EINVAL. */
 int cli_parse_u64(const char *s, uint64_t *out);

@@ -211,6 +211,7 @@ int cmd_dump(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "trace", no_argument, NULL, 't' },
 		{ "stacks", no_argument, NULL, 's' },
+		{ "previous-boot", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -242,6 +243,9 @@ int cmd_dump(int argc, char **argv)
 		case 's':
 			stacks = true;
 			break;
+		case 'B':
+			cli.previous_boot = true;
+			break;
 		case 'h':
 			fputs(cli_help_page("dump"), stdout);
 			return 0;
@@ -260,6 +264,9 @@ int cmd_dump(int argc, char **argv)
 	if (json && trace)
 		return cli_usage_error("dump", "dump: --json and --trace "
 				       "exclude each other");
+	if (cli.previous_boot && cli.arena)
+		return cli_usage_error("dump", "dump: --previous-boot reads "
+				       "the module's image, not --arena");
 	if (stacks && trace)
 		return cli_usage_error("dump", "dump: --stacks does not apply "
 				       "to --trace");

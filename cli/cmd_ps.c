@@ -10,8 +10,7 @@ int cmd_ps(int argc, char **argv)
 	uint64_t now;
 	int ret;
 
-	ret = cli_simple_args(argc, argv, cli_help_page("ps"),
-			      0, 0);
+	ret = cli_previous_boot_args(argc, argv, "ps", 0, 0);
 	if (ret >= 0)
 		return ret;
 	if (cli_snapshot(&s))

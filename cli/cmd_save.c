@@ -43,14 +43,15 @@ static void report_output_error(const char *out, int err)
 int cmd_save(int argc, char **argv)
 {
 	struct actrack_snapshot *s;
-	uint32_t flags = cli.arena ? ACTRACK_SNAP_ARENA_FILE : 0;
+	uint32_t flags;
 	const char *out;
 	int ret;
 
-	ret = cli_simple_args(argc, argv, cli_help_page("save"),
-			      1, 1);
+	ret = cli_previous_boot_args(argc, argv, "save", 1, 1);
 	if (ret >= 0)
 		return ret;
+	flags = (cli.arena ? ACTRACK_SNAP_ARENA_FILE : 0) |
+		(cli.previous_boot ? ACTRACK_SNAP_PREVIOUS_BOOT : 0);
 	out = argv[optind];
 	if (!*out)
 		return cli_usage_error("save", "save: OUTPUT is an empty file "

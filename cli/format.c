@@ -65,6 +65,8 @@ const char *cli_arena_name(void)
 
 	if (cli.arena)
 		return cli.arena;
+	if (cli.previous_boot)
+		return ACTRACK_DEVICE_PATH " (previous boot)";
 	/* The arena the library reads when given none. */
 	if (actrack_arena_path(NULL, buf, sizeof(buf)) < 0)
 		return "$" ACTRACK_ENV_ARENA;	/* longer than any path */
@@ -136,7 +138,21 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 	case ENODEV:
 		snprintf(buf, len, "not a regular file");
 		return buf;
+	case ENODATA:
+		snprintf(buf, len, "no image of a previous boot (load "
+			 "actrack.ko with persist=LABEL, and boot with "
+			 "reserve_mem=SIZE:4096:LABEL)");
+		return buf;
 	case ENOENT:
+		if (cli.previous_boot) {
+			if (access(ACTRACK_DEVICE_PATH, F_OK))
+				snprintf(buf, len, "actrack.ko is not loaded");
+			else
+				snprintf(buf, len, "the previous boot left no "
+					 "arena of uid %u",
+					 (unsigned int)geteuid());
+			return buf;
+		}
 		if (strcmp(path, ACTRACK_DEVICE_PATH)) {
 			char def[PATH_MAX];
 			const char *env = getenv(ACTRACK_ENV_ARENA);
@@ -170,8 +186,9 @@ int cli_snapshot(struct actrack_snapshot **out)
 	int ret;
 
 	ret = actrack_snapshot_take(cli.arena,
-				    cli.arena ? ACTRACK_SNAP_ARENA_FILE : 0,
-				    out);
+				    (cli.arena ? ACTRACK_SNAP_ARENA_FILE : 0) |
+				    (cli.previous_boot ?
+				     ACTRACK_SNAP_PREVIOUS_BOOT : 0), out);
 	if (ret) {
 		const char *name = cli_arena_name();
 
@@ -602,5 +619,38 @@ int cli_simple_args(int argc, char **argv, const char *help, int min_args,
 	if (n > max_args)
 		return cli_usage_error(argv[0], "%s: unexpected argument '%s'",
 				       argv[0], argv[optind + max_args]);
+	return -1;
+}
+
+int cli_previous_boot_args(int argc, char **argv, const char *cmd,
+			   int min_args, int max_args)
+{
+	static const struct option opts[] = {
+		{ "previous-boot", no_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, n;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(cli_help_page(cmd), stdout);
+			return 0;
+		}
+		if (opt != 'B')
+			return cli_usage_error(cmd, "%s: unknown option '%s'",
+					       cmd, argv[optind - 1]);
+		cli.previous_boot = true;
+	}
+	n = argc - optind;
+	if (n < min_args)
+		return cli_usage_error(cmd, "%s: missing argument", cmd);
+	if (n > max_args)
+		return cli_usage_error(cmd, "%s: unexpected argument '%s'",
+				       cmd, argv[optind + max_args]);
+	if (cli.previous_boot && cli.arena)
+		return cli_usage_error(cmd, "%s: --previous-boot reads the "
+				       "module's image, not --arena", cmd);
 	return -1;
 }

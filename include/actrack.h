@@ -675,6 +675,12 @@ struct actrack_snapshot {
  * read (a title a program set later, nginx's "worker process", is not
  * seen); for a look that prints nothing (LIBACTRACK_2.0). */
 #define ACTRACK_SNAP_NO_CMDLINES	(1U << 1)
+/* The arena our uid (actrack_snapshot_take(), @path NULL) or @uid
+ * (actrack_snapshot_take_uid()) had when the previous boot ended, as the
+ * module's persist= region kept it: host root only (-EPERM), -ENODATA
+ * when there is no such image, -ENOENT when it holds none of that uid.
+ * Read with the same validating walk as a live arena (ABI 1.8). */
+#define ACTRACK_SNAP_PREVIOUS_BOOT	(1U << 2)
 
 /**
  * actrack_snapshot_take() - read an arena without writing to it: @path is a
@@ -690,7 +696,7 @@ ACTRACK_API int actrack_snapshot_take(const char *path, uint32_t flags,
  * actrack_snapshot_take_uid() - as actrack_snapshot_take(NULL, @flags) on
  * the module's arena of @uid instead of the caller's own (ACTRACK_IOC_SELECT;
  * another uid's needs CAP_SYS_PTRACE or CAP_SYS_ADMIN).  @flags: only
- * ACTRACK_SNAP_NO_CMDLINES.  LIBACTRACK_2.0.
+ * ACTRACK_SNAP_NO_CMDLINES and ACTRACK_SNAP_PREVIOUS_BOOT.  LIBACTRACK_2.0.
  * Return: 0 and *@out, -ENOENT (no module, or no arena for @uid: nothing
  * of @uid was ever tracked), -EPERM, -EINVAL, -errno.
  */

@@ -136,6 +136,12 @@ static void actrack_mem_free(struct actrack_karena *ka)
 
 	if (!ka->mem)
 		return;
+	if (ka->slot >= 0) {
+		actrack_persist_slot_put(ka->slot);
+		ka->slot = -1;
+		ka->mem = NULL;
+		return;
+	}
 	vunmap(ka->mem);
 	for (i = 0; i < n; i++)
 		__free_page(ka->pages[i]);
@@ -173,7 +179,13 @@ static int actrack_mem_setup(struct actrack_karena *ka)
 	u64 real, boot;
 	int ret;
 
-	ka->mem = actrack_mem_alloc(ka, ka->size);
+	ka->slot = actrack_persist_slot_get(ka->uid, ka->size, &ka->mem);
+	if (ka->slot < 0) {
+		if (actrack_persist_enabled())
+			pr_warn_ratelimited("persist: region full: uid %u's arena is in ordinary memory\n",
+					    from_kuid(&init_user_ns, ka->uid));
+		ka->mem = actrack_mem_alloc(ka, ka->size);
+	}
 	if (!ka->mem)
 		return -ENOMEM;
 	memset(&hdr, 0, sizeof(hdr));
@@ -242,6 +254,7 @@ static struct actrack_karena *actrack_karena_create(kuid_t uid,
 		return ERR_PTR(-ENOMEM);
 	}
 	ka->size = actrack_arena_size;
+	ka->slot = -1;
 	ka->uid = uid;
 	ka->id = ++actrack_karena_ids;
 	ka->budget = *budget;
@@ -418,6 +431,28 @@ struct actrack_karena *actrack_karena_next(unsigned long id)
 	return NULL;
 }
 
+/*
+ * Map @ka's memory, from page vm_pgoff of it, into @vma.  The caller is
+ * one of its memory users (actrack_karena_mem_get()).
+ */
+int actrack_karena_remap(struct actrack_karena *ka, struct vm_area_struct *vma)
+{
+	if (ka->slot >= 0)
+		return actrack_persist_remap(vma, ka->mem);
+	return remap_vmalloc_range(vma, ka->mem, vma->vm_pgoff);
+}
+
+/* Is @ka's memory in the persist region now? */
+bool actrack_karena_persistent(struct actrack_karena *ka)
+{
+	bool ret;
+
+	mutex_lock(&ka->mem_lock);
+	ret = ka->mem && ka->slot >= 0;
+	mutex_unlock(&ka->mem_lock);
+	return ret;
+}
+
 unsigned int actrack_arenas_count(void)
 {
 	unsigned int n;
@@ -558,7 +593,7 @@ static void actrack_read_boot_id(void)
 int actrack_arenas_init(void)
 {
 	actrack_read_boot_id();
-	return 0;
+	return actrack_persist_init(&actrack_boot_id);
 }
 
 /* Drop the list's references; memory goes with the last user. */
@@ -573,4 +608,5 @@ void actrack_arenas_exit(void)
 		actrack_karena_put(ka);
 	}
 	mutex_unlock(&actrack_arenas_mutex);
+	actrack_persist_exit();
 }

@@ -168,4 +168,18 @@ static inline struct file *actrack_exe_file_get_rcu(struct mm_struct *mm)
 #endif
 }
 
+/* A region set aside by reserve_mem=SIZE:ALIGN:LABEL, found by its label
+ * (as ramoops' mem_name= does): 6.12.  Before, -EOPNOTSUPP.
+ */
+static inline int actrack_reserve_mem_find(const char *label,
+					   phys_addr_t *start,
+					   phys_addr_t *size)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	return reserve_mem_find_by_name(label, start, size) ? 0 : -ENOENT;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 #endif /* ACTRACK_KMOD_COMPAT_H */

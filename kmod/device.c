@@ -5,6 +5,8 @@
  * An fd refers to one arena: by default the one of the euid that opened
  * it (created on first need), or, after ACTRACK_IOC_SELECT, another uid's,
  * read-only.  An fd opened without FMODE_WRITE is read-only as well.
+ * SELECT with ACTRACK_SELECT_PREVIOUS_BOOT points it at a uid's arena of
+ * the previous boot instead (persist.c): host root only, read-only.
  *
  * mmap offsets: ACTRACK_MMAP_ARENA (0) + n pages maps the arena from page n
  * (MAP_SHARED only, within the arena); ACTRACK_MMAP_CLOCK maps the clock
@@ -37,6 +39,11 @@ struct actrack_file {
 	struct actrack_karena *arena;	/* reference, or NULL until needed */
 	bool read_only;
 	bool mapped;			/* the arena was mmapped: no SELECT */
+	/* SELECT of the previous boot's arena (persist.c), instead of
+	 * @arena: read-only, until module unload.
+	 */
+	void *prev_mem;
+	u32 prev_size;
 };
 
 static int actrack_open(struct inode *inode, struct file *file)
@@ -121,24 +128,46 @@ static long actrack_ioc_version(void __user *argp)
 	return copy_to_user(argp, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
+/* Fill @l's arena fields if the fd refers to the previous boot's image. */
+static bool actrack_layout_previous(struct actrack_file *f,
+				    struct actrack_layout *l)
+{
+	bool prev;
+
+	mutex_lock(&f->lock);
+	prev = f->prev_mem;
+	if (prev) {
+		l->arena_size = f->prev_size;
+		l->flags = ACTRACK_LAYOUT_READONLY |
+			   ACTRACK_LAYOUT_PREVIOUS_BOOT;
+		l->uid = from_kuid_munged(current_user_ns(), f->uid);
+	}
+	mutex_unlock(&f->lock);
+	return prev;
+}
+
 static long actrack_ioc_layout(struct actrack_file *f, void __user *argp)
 {
 	struct actrack_layout l;
 	struct actrack_karena *ka;
 	bool ro;
 
-	ka = actrack_file_arena(f, &ro);
-	if (IS_ERR(ka))
-		return PTR_ERR(ka);
 	memset(&l, 0, sizeof(l));
-	l.arena_size = ka->size;
-	l.flags = ro ? ACTRACK_LAYOUT_READONLY : 0;
+	if (!actrack_layout_previous(f, &l)) {
+		ka = actrack_file_arena(f, &ro);
+		if (IS_ERR(ka))
+			return PTR_ERR(ka);
+		l.arena_size = ka->size;
+		l.flags = ro ? ACTRACK_LAYOUT_READONLY : 0;
+		if (actrack_karena_persistent(ka))
+			l.flags |= ACTRACK_LAYOUT_PERSISTENT;
+		l.uid = from_kuid_munged(current_user_ns(), ka->uid);
+		actrack_karena_put(ka);
+	}
 	l.arena_offset = ACTRACK_MMAP_ARENA;
 	l.clock_offset = ACTRACK_MMAP_CLOCK;
 	l.clock_size = PAGE_SIZE;
 	l.clock_word = ACTRACK_CLOCK_WORD_NONE;
-	l.uid = from_kuid_munged(current_user_ns(), ka->uid);
-	actrack_karena_put(ka);
 	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
 }
 
@@ -233,6 +262,38 @@ static bool actrack_privileged(void)
 	return ns_capable(ns, CAP_SYS_PTRACE) || ns_capable(ns, CAP_SYS_ADMIN);
 }
 
+/*
+ * The previous boot's arena of @uid: host root only, whoever the uid is
+ * (nothing says that a uid named the same user in the boot before), and
+ * before the check of whether there is one, so that nobody else learns it.
+ */
+static long actrack_ioc_select_previous(struct actrack_file *f, kuid_t uid)
+{
+	void *mem;
+	u32 size;
+	long ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = actrack_persist_prev_find(uid, &mem, &size);
+	if (ret)
+		return ret;
+	mutex_lock(&f->lock);
+	if (f->mapped) {
+		ret = -EBUSY;
+	} else {
+		if (f->arena)
+			actrack_karena_put(f->arena);
+		f->arena = NULL;
+		f->prev_mem = mem;
+		f->prev_size = size;
+		f->uid = uid;
+		f->read_only = true;
+	}
+	mutex_unlock(&f->lock);
+	return ret;
+}
+
 static long actrack_ioc_select(struct actrack_file *f, void __user *argp)
 {
 	struct actrack_select sel;
@@ -242,11 +303,13 @@ static long actrack_ioc_select(struct actrack_file *f, void __user *argp)
 
 	if (copy_from_user(&sel, argp, sizeof(sel)))
 		return -EFAULT;
-	if (sel.flags || sel.reserved)
+	if ((sel.flags & ~ACTRACK_SELECT_PREVIOUS_BOOT) || sel.reserved)
 		return -EINVAL;
 	uid = make_kuid(current_user_ns(), sel.uid);
 	if (!uid_valid(uid))
 		return -EINVAL;
+	if (sel.flags & ACTRACK_SELECT_PREVIOUS_BOOT)
+		return actrack_ioc_select_previous(f, uid);
 	/*
 	 * Another uid's arena, like ptrace: privilege in our user namespace
 	 * over the uids mapped into it.  Our own needs none (read-only).
@@ -267,6 +330,7 @@ static long actrack_ioc_select(struct actrack_file *f, void __user *argp)
 	if (f->arena)
 		actrack_karena_put(f->arena);
 	f->arena = ka;
+	f->prev_mem = NULL;
 	f->uid = uid;
 	f->read_only = true;
 out:
@@ -333,6 +397,27 @@ static int actrack_mmap_clock(struct vm_area_struct *vma)
 	return actrack_clock_mmap(vma);
 }
 
+/*
+ * f->lock held: the previous boot's image, read-only.  It stays until
+ * module unload, which the mapping's file prevents: no vm_ops needed.
+ */
+static int actrack_mmap_previous(struct actrack_file *f,
+				 struct vm_area_struct *vma)
+{
+	unsigned long pages = vma_pages(vma), img = f->prev_size >> PAGE_SHIFT;
+	int ret;
+
+	if (vma->vm_pgoff >= img || pages > img - vma->vm_pgoff)
+		return -EINVAL;
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	actrack_vm_flags_clear(vma, VM_MAYWRITE);
+	ret = actrack_persist_remap(vma, f->prev_mem);
+	if (!ret)
+		f->mapped = true;
+	return ret;
+}
+
 static int actrack_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct actrack_file *f = file->private_data;
@@ -362,6 +447,10 @@ static int actrack_mmap(struct file *file, struct vm_area_struct *vma)
 	 * mmap_lock while holding f->lock).
 	 */
 	mutex_lock(&f->lock);
+	if (f->prev_mem) {
+		ret = actrack_mmap_previous(f, vma);
+		goto out;
+	}
 	ka = actrack_file_arena_locked(f);
 	if (IS_ERR(ka)) {
 		ret = PTR_ERR(ka);
@@ -387,7 +476,7 @@ static int actrack_mmap(struct file *file, struct vm_area_struct *vma)
 	ret = actrack_karena_mem_get(ka, true);
 	if (ret)
 		goto out;
-	ret = remap_vmalloc_range(vma, ka->mem, vma->vm_pgoff);
+	ret = actrack_karena_remap(ka, vma);
 	if (ret) {
 		actrack_karena_mem_put(ka);
 		goto out;

@@ -40,6 +40,7 @@
 #include <linux/completion.h>
 #include <linux/cred.h>
 #include <linux/xarray.h>
+#include <linux/uuid.h>
 #include "arena.h"
 
 #define ACTRACK_DEFAULT_ARENA_SIZE	(4U << 20)
@@ -119,6 +120,7 @@ struct actrack_karena {
 	struct mutex mem_lock;		/* @mem, @pages, @mem_users, usage */
 	void *mem;			/* vmap of @pages, NULL while idle */
 	struct page **pages;		/* charged to the maker's memcg */
+	int slot;			/* in the persist region, or -1 */
 	unsigned int mem_users;		/* attached procs and vmas */
 	u32 size;
 	atomic_t attached;		/* processes attached to this arena */
@@ -409,6 +411,8 @@ void actrack_karena_mem_put(struct actrack_karena *ka);
 struct actrack_karena *actrack_karena_lookup(kuid_t uid);
 struct actrack_karena *actrack_karena_next(unsigned long id);
 unsigned int actrack_arenas_count(void);
+int actrack_karena_remap(struct actrack_karena *ka, struct vm_area_struct *vma);
+bool actrack_karena_persistent(struct actrack_karena *ka);
 /*
  * The values of struct actrack_counters as GET_STATS reports them, of one
  * arena or summed.
@@ -509,6 +513,15 @@ struct task_struct;
 void actrack_cleanup_thread_exit_locked(struct actrack_kproc *p,
 					struct task_struct *task);
 void actrack_karena_work(struct work_struct *work);
+
+/* persist.c */
+int actrack_persist_init(const uuid_t *boot_id);
+void actrack_persist_exit(void);
+bool actrack_persist_enabled(void);
+int actrack_persist_slot_get(kuid_t uid, u32 size, void **mem);
+void actrack_persist_slot_put(int slot);
+int actrack_persist_remap(struct vm_area_struct *vma, void *mem);
+int actrack_persist_prev_find(kuid_t uid, void **mem, u32 *size);
 
 /* netlink.c */
 int actrack_netlink_init(void);

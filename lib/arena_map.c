@@ -329,7 +329,8 @@ err_close:
 	return ret;
 }
 
-int __actrack_map_module(bool writable, long select_uid, struct actrack_map *m)
+int __actrack_map_module(bool writable, long select_uid, uint32_t select_flags,
+			 struct actrack_map *m)
 {
 	struct actrack_version ver;
 	struct actrack_layout lay;
@@ -350,7 +351,9 @@ int __actrack_map_module(bool writable, long select_uid, struct actrack_map *m)
 		goto err_close;
 	}
 	if (select_uid >= 0) {
-		struct actrack_select sel = { .uid = (__u32)select_uid };
+		struct actrack_select sel = {
+			.uid = (__u32)select_uid, .flags = select_flags,
+		};
 
 		if (ioctl(fd, ACTRACK_IOC_SELECT, &sel) < 0) {
 			ret = -errno;
@@ -408,8 +411,15 @@ err_close:
 int __actrack_map_reader(const char *path, uint32_t flags,
 			 struct actrack_map *m)
 {
-	if (flags & ~ACTRACK_SNAP_ARENA_FILE)
+	if (flags & ~(ACTRACK_SNAP_ARENA_FILE | ACTRACK_SNAP_PREVIOUS_BOOT))
 		return -EINVAL;
+	/* Another boot's image: only the module keeps one (persist=). */
+	if (flags & ACTRACK_SNAP_PREVIOUS_BOOT) {
+		if (path || (flags & ACTRACK_SNAP_ARENA_FILE))
+			return -EINVAL;
+		return __actrack_map_module(false, (long)geteuid(),
+					    ACTRACK_SELECT_PREVIOUS_BOOT, m);
+	}
 	if (flags & ACTRACK_SNAP_ARENA_FILE) {
 		if (!path)
 			return -EINVAL;
@@ -428,6 +438,6 @@ int __actrack_map_default(const char *forced, bool writable, bool no_module,
 
 	if (__actrack_select_arena(forced, no_module, def, &path) ==
 	    ACTRACK_BACKEND_MODULE)
-		return __actrack_map_module(writable, -1, m);
+		return __actrack_map_module(writable, -1, 0, m);
 	return __actrack_map_file(path, writable, writable, create_size, m);
 }

@@ -33,7 +33,8 @@ struct actrack_map {
  *                         Read-only maps use PROT_READ and never write.
  *  __actrack_map_module:  /dev/actrack (own uid's arena); read-only maps
  *                         open O_RDONLY; with @select_uid >= 0 selects that
- *                         uid's arena (privileged).
+ *                         uid's arena (privileged), with @select_flags
+ *                         (ACTRACK_SELECT_*: the previous boot's).
  *  __actrack_map_default: the arena __actrack_select_arena() picks for
  *                         @forced (may be NULL) and @no_module.
  */
@@ -41,12 +42,14 @@ __actrack_hidden int __actrack_map_file(const char *path, bool writable,
 					bool create, uint32_t create_size,
 					struct actrack_map *m);
 __actrack_hidden int __actrack_map_module(bool writable, long select_uid,
+					  uint32_t select_flags,
 					  struct actrack_map *m);
 __actrack_hidden int __actrack_map_default(const char *forced, bool writable,
 					   bool no_module, uint32_t create_size,
 					   struct actrack_map *m);
 /* __actrack_map_reader: read-only, as the snapshot API's (@path, @flags)
- * name it: a file with ACTRACK_SNAP_ARENA_FILE, else the default arena. */
+ * name it: a file with ACTRACK_SNAP_ARENA_FILE, our uid's arena of the
+ * previous boot with ACTRACK_SNAP_PREVIOUS_BOOT, else the default arena. */
 __actrack_hidden int __actrack_map_reader(const char *path, uint32_t flags,
 					  struct actrack_map *m);
 __actrack_hidden void __actrack_unmap(struct actrack_map *m);

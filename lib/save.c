@@ -305,11 +305,15 @@ static int build_image(const char *path, uint32_t flags, void **out,
 	/*
 	 * Taken after the last copy, so every timestamp in the image is
 	 * older: a reader measures ages from here, not from its own clock,
-	 * which keeps moving while the image does not.
+	 * which keeps moving while the image does not.  Not for the previous
+	 * boot's image: our clock says nothing about its timestamps; its
+	 * newest one then stands for its end, as for any image without one.
 	 */
 	h = buf;
-	h->saved_mono_ns = __actrack_mono_ns();
-	h->saved_real_ns = __actrack_real_ns();
+	if (!(flags & ACTRACK_SNAP_PREVIOUS_BOOT)) {
+		h->saved_mono_ns = __actrack_mono_ns();
+		h->saved_real_ns = __actrack_real_ns();
+	}
 	ret = __actrack_snapshot_arena(&img, &snap);
 	if (ret)
 		goto out_free;

@@ -766,9 +766,12 @@ ACTRACK_API int actrack_snapshot_take_uid(uint32_t uid, uint32_t flags,
 	struct actrack_map m;
 	int ret;
 
-	if (!out || (flags & ~ACTRACK_SNAP_NO_CMDLINES))
+	if (!out ||
+	    (flags & ~(ACTRACK_SNAP_NO_CMDLINES | ACTRACK_SNAP_PREVIOUS_BOOT)))
 		return -EINVAL;
 	*out = NULL;
-	ret = __actrack_map_module(false, (long)uid, &m);
+	ret = __actrack_map_module(false, (long)uid,
+				   flags & ACTRACK_SNAP_PREVIOUS_BOOT ?
+				   ACTRACK_SELECT_PREVIOUS_BOOT : 0, &m);
 	return ret ? ret : snapshot_map(&m, flags, out);
 }

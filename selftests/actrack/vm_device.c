@@ -129,7 +129,7 @@ TEST_F(dev, bad_ioctls)
 	EXPECT_EQ(EINVAL, errno);
 	memset(&sel, 0, sizeof(sel));
 	sel.uid = geteuid();
-	sel.flags = 1;
+	sel.flags = ~ACTRACK_SELECT_PREVIOUS_BOOT;	/* unknown flags */
 	EXPECT_EQ(-1, ioctl(self->fd, ACTRACK_IOC_SELECT, &sel));
 	EXPECT_EQ(EINVAL, errno);
 	sel.flags = 0;

@@ -448,6 +448,11 @@ struct actrack_version {
 };
 
 #define ACTRACK_LAYOUT_READONLY	(1U << 0)	/* fd may only map read-only */
+/* ABI 1.8: the arena's memory is in the reserved region of the module's
+ * persist= parameter: it outlives a crash of the machine. */
+#define ACTRACK_LAYOUT_PERSISTENT	(1U << 1)
+/* ABI 1.8: the fd refers to the previous boot's arena (SELECT). */
+#define ACTRACK_LAYOUT_PREVIOUS_BOOT	(1U << 2)
 
 /*
  * struct actrack_layout - how to map the fd's arena.  The arena is mapped
@@ -490,10 +495,17 @@ struct actrack_attach {
 /*
  * struct actrack_select - make this fd refer to another uid's arena, read
  * only.  Needs CAP_SYS_PTRACE or CAP_SYS_ADMIN; must precede any mmap.
+ * With ACTRACK_SELECT_PREVIOUS_BOOT (ABI 1.8), the arena @uid had when the
+ * previous boot ended, as the module's persist= region kept it; needs
+ * CAP_SYS_ADMIN (host root: uids need not mean the same across boots).
+ * -ENODATA: no previous boot's image; -ENOENT: none of @uid in it.  The
+ * image is whatever the memory held: read it with the validating walk.
  */
+#define ACTRACK_SELECT_PREVIOUS_BOOT	(1U << 0)
+
 struct actrack_select {
 	__u32 uid;
-	__u32 flags;		/* zero */
+	__u32 flags;		/* ACTRACK_SELECT_* */
 	__u64 reserved;		/* zero */
 };
 

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The last boot's story: arenas in reserved RAM (the module's persist=
+ * region, kmod/persist.c) outlive a kernel panic and are read back, after
+ * the reset, by the next boot of the same machine.
+ *
+ * One test in two boots of one VM: `scripts/vmtest --persist` boots with
+ * reserve_mem=...:actrack_vmtest and lets the panic reset the VM (QEMU
+ * keeps its RAM) instead of ending it.  Each boot reloads the module with
+ * persist=actrack_vmtest.  When there is no previous boot's image (the
+ * first boot), a victim pushes known values into its arena, then the
+ * kernel is crashed (sysrq c).  When there is one, it must hold that
+ * victim with those exact values, through the library, `actrack ps
+ * --previous-boot` and `actrack dump --previous-boot`, and nobody but
+ * root may read it.  Anything else: a SKIP that says why.  In any run,
+ * persist= naming no region is refused with an exact errno.
+ */
+#include <sys/utsname.h>
+#include <termios.h>
+#include "vm_util.h"
+#include "snapshot_helpers.h"	/* run_cli */
+
+#define MODULE_NAME	"actrack"
+#define LABEL		"actrack_vmtest"
+#define VICTIM_PHASE	ACTRACK_PHASE_MAIN_LOOP_STARTED
+#define VICTIM_TASK	424242ULL
+#define VICTIM_VALUE	4242ULL
+#define NOBODY		65534
+
+/* /proc/cmdline names our region. */
+static bool persist_boot(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, "reserve_mem=") && strstr(buf, ":" LABEL);
+}
+
+/* reserve_mem= came with 6.12 (kmod/compat.h). */
+static bool kernel_has_reserve_mem(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 12);
+}
+
+/* Unload (waiting out closing fds) and load with @params. */
+static int reload(const char *params)
+{
+	int ret = -EAGAIN;
+
+	for (int i = 0; i < 200 * actrack_test_slowness() &&
+	     (ret == -EAGAIN || ret == -EBUSY); i++) {
+		ret = syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK) ?
+		      -errno : 0;
+		if (ret)
+			usleep(10 * 1000);
+	}
+	if (ret && ret != -ENOENT)
+		return ret;
+	return vm_module_load(params);
+}
+
+/* SELECT of @uid's previous-boot arena on a fresh fd: 0 or -errno. */
+static int select_previous(uint32_t uid)
+{
+	struct actrack_select sel = {
+		.uid = uid, .flags = ACTRACK_SELECT_PREVIOUS_BOOT,
+	};
+	int fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, ACTRACK_IOC_SELECT, &sel) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* The victim: attach, say it all, tell the parent, wait for the end. */
+static void victim(int ready_fd)
+{
+	char c = 'r';
+
+	if (actrack_init(NULL) || actrack_set_phase(VICTIM_PHASE) ||
+	    actrack_set_uint(actrack_process_data(), "persist", VICTIM_VALUE))
+		_exit(20);
+	if (!actrack_push_task(VICTIM_TASK))
+		_exit(21);
+	if (write(ready_fd, &c, 1) != 1)
+		_exit(22);
+	for (;;)
+		pause();
+}
+
+/* The victim of this boot in @s (by phase and task), or NULL. */
+static const struct actrack_snap_process *
+find_victim(const struct actrack_snapshot *s)
+{
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if (p->has_record && p->phase == VICTIM_PHASE &&
+		    p->nr_threads == 1 && p->threads[0].nr_activities == 1 &&
+		    p->threads[0].activities[0].a.object == VICTIM_TASK)
+			return p;
+	}
+	return NULL;
+}
+
+/* The first boot: a victim in the persistent arena, then the crash. */
+static void first_boot(struct __test_metadata *_metadata)
+{
+	struct actrack_layout lay;
+	struct actrack_snapshot *s;
+	int ready[2], fd;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		victim(ready[1]);
+	}
+	close(ready[1]);
+	ASSERT_EQ(0, vm_read_n(ready[0], 1, 60000));
+
+	/* Its arena is in the region (the flag of ABI 1.8). */
+	fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ACTRACK_IOC_LAYOUT, &lay));
+	ASSERT_EQ(ACTRACK_LAYOUT_READONLY | ACTRACK_LAYOUT_PERSISTENT,
+		  lay.flags);
+	close(fd);
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, 0, &s));
+	ASSERT_NE(NULL, find_victim(s));
+	ASSERT_EQ((uint32_t)pid, find_victim(s)->pid);
+	actrack_snapshot_free(s);
+
+	/*
+	 * scripts/vmtest counts on this line: the panic is the plan.  Out
+	 * on the console before the crash (tcdrain), and in the kernel's
+	 * log too, which the panic flushes to the console whatever the tty
+	 * still holds.
+	 */
+	printf("@@vmtest: crash-planned vm_persist victim %d\n", (int)pid);
+	fflush(stdout);
+	tcdrain(STDOUT_FILENO);
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		dprintf(fd, "<2>@@vmtest: crash-planned vm_persist\n");
+		close(fd);
+	}
+	sync();
+	fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, write(fd, "c", 1));
+	ASSERT_TRUE(false) TH_LOG("still running after sysrq c");
+}
+
+static void check_cli(struct __test_metadata *_metadata, uint32_t pid)
+{
+	char *ps[] = { "actrack", "ps", "--previous-boot", NULL };
+	char *dump[] = { "actrack", "dump", "--previous-boot", NULL };
+	char path[PATH_MAX], want[256];
+	char *save[] = { "actrack", "save", "--previous-boot", path, NULL };
+	struct actrack_snapshot *s;
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/previous.arena",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+
+	ASSERT_EQ(0, run_cli(&r, NULL, ps));
+	EXPECT_EQ(0, r.status);
+	snprintf(want, sizeof(want), "\n%7u  %-7s  %-17s  ", pid, "-",
+		 actrack_phase_name(VICTIM_PHASE));
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want + 1);
+	EXPECT_NE(NULL, strstr(r.out, "/vm_persist\n"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	ASSERT_EQ(0, run_cli(&r, NULL, dump));
+	EXPECT_EQ(0, r.status);
+	snprintf(want, sizeof(want), "process %u (%s) ", pid,
+		 actrack_phase_name(VICTIM_PHASE));
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "task %llu", VICTIM_TASK);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
+	snprintf(want, sizeof(want), "persist = %llu", VICTIM_VALUE);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	/* Kept in a file: the same victim, and no save time of ours. */
+	ASSERT_EQ(0, run_cli(&r, NULL, save));
+	EXPECT_EQ(0, r.status);
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+	ASSERT_EQ(0, actrack_snapshot_take(path, ACTRACK_SNAP_ARENA_FILE, &s));
+	ASSERT_NE(NULL, find_victim(s));
+	EXPECT_EQ(pid, find_victim(s)->pid);
+	EXPECT_EQ(0, s->header.saved_mono_ns);
+	actrack_snapshot_free(s);
+
+	/* Not root: refused, by the ioctl and by the CLI. */
+	ASSERT_EQ(0, run_program_as(&r, cli_path(), NULL, NOBODY, ps));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "Operation not permitted"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+}
+
+/* The second boot: the first one's victim, exactly. */
+static void second_boot(struct __test_metadata *_metadata)
+{
+	const struct actrack_snap_process *p;
+	const struct actrack_snap_activity *act;
+	struct actrack_snapshot *s;
+	uint8_t boot[16];
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT,
+					   &s));
+	EXPECT_FALSE(s->corrupt);
+	EXPECT_EQ(0, s->nr_torn);
+	ASSERT_EQ(0, actrack_boot_id(boot));
+	EXPECT_NE(0, memcmp(boot, s->header.boot_id, sizeof(boot)));
+	EXPECT_EQ(0, s->header.uid);
+	p = find_victim(s);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(p->pid, p->threads[0].tid);
+	ASSERT_EQ(1, p->nr_values);
+	EXPECT_STREQ("persist", p->values[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, p->values[0].type);
+	EXPECT_EQ(VICTIM_VALUE, p->values[0].u);
+	act = &p->threads[0].activities[0];
+	EXPECT_EQ(ACTRACK_ACT_TASK_RUN, act->a.type);
+	check_cli(_metadata, p->pid);
+	actrack_snapshot_free(s);
+
+	/* The ioctl itself, as nobody: EPERM, before telling anything. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(10);
+		_exit(select_previous(0) == -EPERM ? 0 :
+		      select_previous(NOBODY) == -EPERM ? 11 : 12);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+FIXTURE(persist) {
+	int unused;
+};
+
+FIXTURE_SETUP(persist)
+{
+}
+
+FIXTURE_TEARDOWN(persist)
+{
+}
+
+/*
+ * Without its region the parameter is refused, with the errno that says
+ * why: no such region (6.12+), or no reserve_mem= at all (before).  The
+ * module is left loaded without it.
+ */
+TEST_F_TIMEOUT(persist, refused_without_region, 120)
+{
+	int want = kernel_has_reserve_mem() ? -ENOENT : -EINVAL;
+
+	VM_REQUIRE_MODULE();
+	EXPECT_EQ(want, reload("persist=actrack_no_such_region"));
+	ASSERT_EQ(0, reload(""));
+}
+
+TEST_F_TIMEOUT(persist, previous_boot, 240)
+{
+	int ret;
+
+	VM_REQUIRE_MODULE();
+	if (!persist_boot())
+		SKIP(return, "not a two-boot run: no reserve_mem=SIZE:ALIGN:"
+		     LABEL " on the kernel command line "
+		     "(scripts/vmtest --persist)");
+	if (!kernel_has_reserve_mem())
+		SKIP(return, "no reserve_mem= before Linux 6.12 (the "
+		     "memmap= region of older kernels is not supported)");
+	if (access("/proc/sysrq-trigger", W_OK))
+		SKIP(return, "no /proc/sysrq-trigger (CONFIG_MAGIC_SYSRQ): "
+		     "the kernel cannot be crashed on purpose");
+	ASSERT_EQ(0, reload("persist=" LABEL));
+	ret = select_previous(0);
+	if (ret == -ENODATA) {
+		first_boot(_metadata);
+		return;
+	}
+	ASSERT_EQ(0, ret);
+	second_boot(_metadata);
+	/* As the tests after it expect: without persist=. */
+	ASSERT_EQ(0, reload(""));
+}
+
+TEST_HARNESS_MAIN
