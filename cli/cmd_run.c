@@ -503,6 +503,15 @@ static int set_ld_preload(const char *first, const char *lib)
 	return ret;
 }
 
+/* ACTRACK_ENV_IMAGE="PID": the image we exec() is PID's first tracked one. */
+static int mark_first_image(void)
+{
+	char pid[24];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return setenv(ACTRACK_ENV_IMAGE, pid, 1) ? -errno : 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -564,6 +573,10 @@ int cmd_run(int argc, char **argv)
 	if (!ret)
 		ret = follow ? (unsetenv(ENV_NO_FOLLOW) ? -errno : 0) :
 			       (setenv(ENV_NO_FOLLOW, "1", 1) ? -errno : 0);
+	/* The program attaches before it runs, whether it ever blocks or
+	 * not (its children wait for their first push): lib/attach.c. */
+	if (!ret)
+		ret = mark_first_image();
 	if (ret) {
 		cli_error("run: environment", ret);
 		return EXIT_CANNOT_RUN;

@@ -39,6 +39,7 @@ void __actrack_unlock(void)
  * trust what its holder was writing and maps the arena afresh.
  */
 static __thread bool fork_locked;
+static int image_prev;
 
 static void atfork_prepare(void)
 {
@@ -69,6 +70,7 @@ static void atfork_child(void)
 	p->pid_ns = 0;
 	p->start_ticks = 0;
 	p->process_ref = 0;
+	image_prev = 0;		/* IMAGE_NONE: the child has another pid */
 }
 ACTRACK_FORK_HOOK(attach_fork, .prepare = atfork_prepare,
 		  .parent = atfork_parent, .child = atfork_child)
@@ -199,36 +201,42 @@ struct actrack_process *__actrack_process_record(void)
 				 sizeof(struct actrack_process));
 }
 
+/*
+ * The arguments exec() gave this image, joined NUL-separated as
+ * /proc/self/cmdline holds them and cut where its read into the record
+ * would be: copied at once, since the attach that uses them may come
+ * much later (at the first push), after the program has permuted argv
+ * (getopt) or written its title over it.  Taken by the first attach only.
+ */
+static char argv_bytes[sizeof(((struct actrack_process *)0)->cmdline)];
+static uint32_t argv_len;
+static bool argv_set;
+
 void __actrack_set_argv(char **argv)
 {
-	__actrack_proc.argv = argv;
-}
-
-/* @argv NUL-separated into @rec, cut where /proc/self/cmdline's read is. */
-static void join_argv(struct actrack_process *rec, char *const *argv)
-{
-	size_t len = 0, room = sizeof(rec->cmdline);
+	size_t len = 0, room = sizeof(argv_bytes);
 
 	for (; *argv && len < room; argv++) {
 		size_t n = strlen(*argv) + 1;
 
 		if (n > room - len)
 			n = room - len;
-		memcpy(rec->cmdline + len, *argv, n);
+		memcpy(argv_bytes + len, *argv, n);
 		len += n;
 	}
-	rec->cmdline_size = (__u32)len;
+	argv_len = (uint32_t)len;
+	argv_set = true;
 }
 
 static void read_cmdline(struct actrack_process *rec)
 {
-	struct actrack_proc *p = &__actrack_proc;
 	ssize_t n;
 	int fd;
 
-	if (p->argv) {
-		join_argv(rec, p->argv);
-		p->argv = NULL;	/* a later attach sees what it is now */
+	if (argv_set) {
+		memcpy(rec->cmdline, argv_bytes, argv_len);
+		rec->cmdline_size = argv_len;
+		argv_set = false;	/* a later attach sees what it is now */
 		return;
 	}
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -261,42 +269,134 @@ static int create_process_record(void)
 	return 0;
 }
 
-/* Our identity as ACTRACK_ENV_IMAGE holds it. */
-static void image_name(char *buf, size_t len)
-{
-	struct actrack_proc *p = &__actrack_proc;
+/*
+ * The exec-chain mark.  exec() keeps the pid and its start time, so
+ * records with our identity that we did not write are an earlier image's
+ * (a wrapper script that exec()ed us), which no module frees in a file
+ * arena: ours replace them, at the cost of a walk of the arena, so only
+ * when the image before us says it may have attached.  It says so in
+ * ACTRACK_ENV_IMAGE:
+ *   "PID"        `actrack run`, not tracked itself, exec()s PID's first
+ *                tracked image: attach at once, nothing to replace;
+ *   "PID ?"      an image of PID that had not attached when this
+ *                environment was copied (a shell copies it at its start,
+ *                so it may have attached since);
+ *   "PID START"  an image of PID that attached.
+ * Another pid is another process's mark (we are a child): nothing of ours.
+ */
+enum image_prev { IMAGE_NONE, IMAGE_RUN, IMAGE_TRACKED };
 
-	snprintf(buf, len, "%u %llu", p->pid,
-		 (unsigned long long)p->start_ticks);
+/*
+ * The mark, in a buffer that lives as long as the process: putenv() of
+ * it replaces the variable the environment already has without
+ * allocating (setenv() would be the first malloc() of many a small
+ * program), and later attaches (a push in any thread, a forked child)
+ * rewrite it in place, where setenv() would not be thread-safe.
+ */
+static char image_var[sizeof(ACTRACK_ENV_IMAGE) + 48];
+static bool image_var_put;		/* the environment holds image_var */
+/* From __actrack_image_begin(), for the first attach; -1: ask getenv(). */
+static int image_prev = -1;
+
+/* @v about pid @pid, whose start time is @start (0: not known yet). */
+static enum image_prev image_parse(const char *v, uint32_t pid,
+				   uint64_t start)
+{
+	unsigned long long n;
+	char *end;
+
+	if (!v || *v < '0' || *v > '9')
+		return IMAGE_NONE;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || n != pid)
+		return IMAGE_NONE;
+	if (!*end)
+		return IMAGE_RUN;
+	if (*end != ' ')
+		return IMAGE_NONE;
+	if (!strcmp(end + 1, "?") || !start)
+		return IMAGE_TRACKED;
+	n = strtoull(end + 1, &end, 10);
+	return !errno && !*end && n == start ? IMAGE_TRACKED : IMAGE_NONE;
 }
 
-/* Did an image of this very process, before an exec(), attach? */
-static bool image_was_tracked(void)
+/* Our mark: "PID START" once attached, else "PID ?". */
+static void image_write(uint32_t pid, uint64_t start)
 {
-	const char *env = getenv(ACTRACK_ENV_IMAGE);
-	char self[48];
+	int n = snprintf(image_var, sizeof(image_var), "%s=",
+			 ACTRACK_ENV_IMAGE);
 
-	if (!env)
-		return false;
-	image_name(self, sizeof(self));
-	return !strcmp(env, self);
+	if (start)
+		snprintf(image_var + n, sizeof(image_var) - (size_t)n,
+			 "%u %llu", pid, (unsigned long long)start);
+	else
+		snprintf(image_var + n, sizeof(image_var) - (size_t)n,
+			 "%u ?", pid);
 }
 
 /*
- * Say so to the next image (ACTRACK_INIT_MARK_IMAGE: single-threaded).
- * putenv() of a buffer that lives as long as the process: replacing a
- * variable the environment already has (an earlier image's mark, or the
- * empty one `actrack run` starts with) allocates nothing, where setenv()
- * would be the first malloc() of many a small program.
+ * The environment's entry of the mark, found by hand: a program may define
+ * getenv() and putenv() itself (bash does, and its putenv() does nothing
+ * before its main() ran), and the entry replaced in the array is what
+ * such a program imports from main()'s envp.
  */
-static void mark_image(void)
+static char **image_slot(void)
 {
-	static char var[sizeof(ACTRACK_ENV_IMAGE) + 48];
-	int n;
+	size_t len = strlen(ACTRACK_ENV_IMAGE);
 
-	n = snprintf(var, sizeof(var), "%s=", ACTRACK_ENV_IMAGE);
-	image_name(var + n, sizeof(var) - (size_t)n);
-	putenv(var);
+	for (char **e = environ; e && *e; e++)
+		if (!strncmp(*e, ACTRACK_ENV_IMAGE, len) && (*e)[len] == '=')
+			return e;
+	return NULL;
+}
+
+bool __actrack_image_begin(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	char **slot = image_slot();
+	int prev = image_parse(slot ? *slot + strlen(ACTRACK_ENV_IMAGE) + 1 :
+			       NULL, pid, 0);
+
+	image_prev = prev;
+	image_write(pid, 0);
+	if (slot) {
+		*slot = image_var;
+		image_var_put = true;
+	} else if (!putenv(image_var)) {
+		image_var_put = true;
+	}
+	return prev != IMAGE_NONE;
+}
+
+/* Did an image of this very process, before an exec(), attach?  Asked
+ * by the first attach only. */
+static bool image_was_tracked(void)
+{
+	struct actrack_proc *p = &__actrack_proc;
+	int prev = image_prev;
+
+	image_prev = IMAGE_NONE;
+	if (prev < 0)
+		prev = image_parse(getenv(ACTRACK_ENV_IMAGE), p->pid,
+				   p->start_ticks);
+	return prev == IMAGE_TRACKED;
+}
+
+/*
+ * Tell the next image that we attached.  In place if the environment
+ * already holds our mark (any thread may attach); the first time only
+ * for the caller that asked (ACTRACK_INIT_MARK_IMAGE: single-threaded).
+ */
+static void mark_image(bool asked)
+{
+	struct actrack_proc *p = &__actrack_proc;
+
+	if (!image_var_put && !asked)
+		return;
+	image_write(p->pid, p->start_ticks);
+	if (!image_var_put && !putenv(image_var))
+		image_var_put = true;
 }
 
 /* Register with the kernel (module) or compute our identity (file). */
@@ -364,10 +464,7 @@ static int attach_locked(const struct actrack_opts *opts)
 	if (ret)
 		return ret;
 	__atomic_store_n(&p->attached, true, __ATOMIC_RELEASE);
-	/* Only the call that asked: a later attach (a retry, a forked
-	 * child) may run in any thread, where setenv() is not safe. */
-	if (opts && (opts->flags & ACTRACK_INIT_MARK_IMAGE))
-		mark_image();
+	mark_image(opts && (opts->flags & ACTRACK_INIT_MARK_IMAGE));
 	return 0;
 }
 

@@ -199,9 +199,6 @@ struct actrack_proc {
 	 * ACTRACK__FULL_COLLECT_NS, so that an arena full of live processes
 	 * does not make every failed allocation scan /proc. */
 	uint64_t full_collect_ns;
-	/* The arguments exec() gave this image, from a preload's constructor
-	 * (__actrack_set_argv()); taken by the first attach only. */
-	char **argv;
 };
 extern struct actrack_proc __actrack_proc __actrack_hidden;
 
@@ -209,9 +206,20 @@ extern struct actrack_proc __actrack_proc __actrack_hidden;
  * The command line from the arguments a constructor was given (glibc
  * passes argc, argv and envp to every ELF constructor): the same bytes
  * as /proc/self/cmdline before the program could change them, without
- * opening it.  For the first attach of this image only.
+ * opening it; copied now, for the first attach of this image, whenever
+ * that comes.
  */
 __actrack_hidden void __actrack_set_argv(char **argv);
+
+/*
+ * A preload's constructor (single-threaded, before the program runs):
+ * read the exec-chain mark ($ACTRACK_ENV_IMAGE, lib/attach.c) that the
+ * previous image of this process left, and put this image's own in its
+ * place.  Return: true if this image must attach now (`actrack run`
+ * started it, or an earlier image of this pid may have records to
+ * replace); false if it may wait for its first push.
+ */
+__actrack_hidden bool __actrack_image_begin(void);
 
 #define ACTRACK__RETRY_MIN_NS	1000000000ULL	/* 1 s */
 #define ACTRACK__RETRY_MAX_NS	64000000000ULL	/* 64 s */

@@ -1565,22 +1565,31 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv,
 	if (nf && *nf)
 		drop_from_ld_preload();
 	/*
-	 * Attach now (process record, command line, modules: the program's
-	 * code symbolizes even after it died) and give the main thread its
-	 * tracker; if that fails, pushes are dropped and retried later.
+	 * Attach at the first push (or lock, or thread created): most
+	 * images a shell or make starts (true, sed, cc's driver before it
+	 * waits) never block, and attaching (the arena's open and mmap,
+	 * the start time from /proc, the process record, the modules, the
+	 * main thread's tracker) was most of what this library cost them.
+	 * Such an image is in no record, hence not in `actrack ps`.  Now
+	 * only when `actrack run` started us (the program the user named
+	 * is listed at once, and told when it runs untracked) or an image
+	 * of this pid before exec() may have attached (its records are
+	 * replaced now: they must not stand for us).  The command line is
+	 * copied now, as exec() gave it, for whenever we attach.
 	 */
 	(void)argc;
 	(void)envp;
 	if (argv)
 		__actrack_set_argv(argv);
-	ret = actrack_init(&(struct actrack_opts){
-		.sz = sizeof(struct actrack_opts),
-		.flags = ACTRACK_INIT_MARK_IMAGE,	/* single-threaded */
-	});
-	if (!ret)
-		ret = actrack_thread_init(NULL);
-	if (ret)
-		notice_untracked(ret);
+	if (__actrack_image_begin()) {
+		ret = actrack_init(&(struct actrack_opts){
+			.sz = sizeof(struct actrack_opts),
+		});
+		if (!ret)
+			ret = actrack_thread_init(NULL);
+		if (ret)
+			notice_untracked(ret);
+	}
 	guard_leave();
 	__atomic_store_n(&ready, 1, __ATOMIC_RELAXED);
 	errno = e;

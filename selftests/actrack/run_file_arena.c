@@ -10,11 +10,14 @@
  *   pushes are dropped, no child dies of SIGBUS, and no temporary file is
  *   left behind.  An arena made sparse (holes in its blocks) is refused
  *   for writing on a full filesystem rather than faulting later.
- * - 1,500 short-lived processes: the dead ones' records are reclaimed when
- *   the arena fills, nothing is lost, and a program started afterwards is
- *   tracked.
- * - An exec chain (a shell that execs the program): one set of records
- *   for the pid, with the new image's command line.
+ * - 1,500 short-lived processes that each push once: the dead ones'
+ *   records are reclaimed when the arena fills, nothing is lost, and a
+ *   program started afterwards is tracked.
+ * - A process attaches at its first push: one that never pushes leaves no
+ *   record; the program `actrack run` starts is listed before it pushes.
+ * - An exec chain (a shell that execs the program, also a shell that
+ *   attached only at its first wait): one set of records for the pid,
+ *   with the new image's command line.
  * - The messages of a fresh machine and of bad arguments.
  */
 #include <dirent.h>
@@ -322,21 +325,33 @@ static pid_t start_run(char *const argv[])
 }
 
 /*
- * Wait (up to 60 s, a loaded machine) for @pid to be in the arena with a
- * command line starting with @cmd.  Return its snapshot, or NULL.
+ * Wait (up to 60 s, a loaded machine) for @pid (0: any process) to be in
+ * the arena with a record whose command line starts with @cmd (the
+ * record's: a live view's, from /proc, shows an exec()ed image's at once,
+ * before that image wrote anything).  Return its snapshot, or NULL.
  */
+static const struct actrack_snap_process *
+find_cmd(const struct actrack_snapshot *s, uint32_t pid, const char *cmd)
+{
+	for (uint32_t i = 0; i < s->nr_processes; i++) {
+		const struct actrack_snap_process *p = &s->processes[i];
+
+		if ((!pid || p->pid == pid) && p->has_record &&
+		    !strncmp(p->cmdline, cmd, strlen(cmd)))
+			return p;
+	}
+	return NULL;
+}
+
 static struct actrack_snapshot *wait_tracked(const char *arena, pid_t pid,
 					     const char *cmd)
 {
 	for (int i = 0; i < 6000; i++) {
-		const struct actrack_snap_process *p;
 		struct actrack_snapshot *s;
 
-		if (!actrack_snapshot_take(arena, ACTRACK_SNAP_ARENA_FILE,
-					   &s)) {
-			p = snap_find(s, (uint32_t)pid);
-			if (p && p->has_record &&
-			    !strncmp(p->cmdline, cmd, strlen(cmd)))
+		if (!actrack_snapshot_take(arena, ACTRACK_SNAP_ARENA_FILE |
+					   ACTRACK_SNAP_NO_CMDLINES, &s)) {
+			if (find_cmd(s, (uint32_t)pid, cmd))
 				return s;
 			actrack_snapshot_free(s);
 		}
@@ -355,8 +370,9 @@ static long stat_value(const char *out, const char *key)
 
 TEST_F(run, dead_processes_reclaimed_when_full)
 {
+	/* sleep pushes (nanosleep), so each one attaches. */
 	char *loop[] = { "actrack", "run", "--", "/bin/sh", "-c",
-			 "i=0; while [ $i -lt 1500 ]; do /bin/true; "
+			 "i=0; while [ $i -lt 1500 ]; do /bin/sleep 0; "
 			 "i=$((i + 1)); done", NULL };
 	char *sleeper[] = { "actrack", "run", "--", "/bin/sleep", "300",
 			    NULL };
@@ -447,6 +463,92 @@ TEST_F(run, lost_records_are_said)
 			       "arena was full"));
 	EXPECT_EQ(1, count_lines(self->r.err));
 	LOG_ON_FAILURE(&self->r);
+}
+
+/* Processes with a record whose command line starts with @cmd. */
+static uint32_t count_cmd(const struct actrack_snapshot *s, const char *cmd)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		n += s->processes[i].has_record &&
+		     !strncmp(s->processes[i].cmdline, cmd, strlen(cmd));
+	return n;
+}
+
+/*
+ * A child that never pushes (/bin/true) never attaches: no record; one
+ * that pushes once (sleep's nanosleep) is listed, with its command line.
+ */
+TEST_F(run, attach_at_first_push)
+{
+	char *cmd[] = { "actrack", "run", "--", "/bin/sh", "-c",
+			"/bin/sleep 0; /bin/true; /bin/true; "
+			"exec /bin/sleep 300", NULL };
+	struct actrack_snapshot *s;
+	uint32_t records = 0;
+
+	NEEDS_PRELOAD();
+	self->job = start_run(cmd);
+	ASSERT_LT(0, self->job);
+	s = wait_tracked(self->arena, self->job, "/bin/sleep 300");
+	ASSERT_NE(NULL, s);
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		records += s->processes[i].has_record;
+	EXPECT_EQ(2u, records);
+	EXPECT_EQ(1u, count_cmd(s, "/bin/sleep 0"));
+	EXPECT_EQ(0u, count_cmd(s, "/bin/true"));
+	actrack_snapshot_free(s);
+}
+
+/* The program `actrack run` starts is listed before it ever pushes (a
+ * shell's loop of builtins never does). */
+TEST_F(run, run_program_listed_before_it_pushes)
+{
+	char *cmd[] = { "actrack", "run", "--", "/bin/sh", "-c",
+			"while :; do :; done", NULL };
+	struct actrack_snapshot *s;
+
+	NEEDS_PRELOAD();
+	self->job = start_run(cmd);
+	ASSERT_LT(0, self->job);
+	s = wait_tracked(self->arena, self->job, "/bin/sh -c while");
+	EXPECT_NE(NULL, s);
+	actrack_snapshot_free(s);
+}
+
+/*
+ * A forked bash attaches at its first push (the read builtin), after it
+ * copied the environment into its own variables (so the exec-chain mark
+ * it passes on says only "may have attached": dash would pass on the
+ * mark rewritten in place), then execs the program: that image replaces
+ * the shell's records, its tracker included.
+ */
+TEST_F(run, exec_chain_after_first_push_attach)
+{
+	char *cmd[] = { "actrack", "run", "--", "/bin/sh", "-c",
+			"/bin/bash -c 'read v < /proc/version; "
+			"exec /bin/sleep 300'; :", NULL };
+	const struct actrack_snap_process *p;
+	struct actrack_snapshot *s;
+	uint32_t n = 0;
+
+	NEEDS_PRELOAD();
+	if (access("/bin/bash", X_OK))
+		SKIP(return, "no /bin/bash");
+	self->job = start_run(cmd);
+	ASSERT_LT(0, self->job);
+	s = wait_tracked(self->arena, 0, "/bin/sleep 300");
+	ASSERT_NE(NULL, s);
+	p = find_cmd(s, 0, "/bin/sleep 300");
+	ASSERT_NE(NULL, p);
+	EXPECT_NE((uint32_t)self->job, p->pid);
+	for (uint32_t i = 0; i < s->nr_processes; i++)
+		n += s->processes[i].pid == p->pid;
+	EXPECT_EQ(1u, n);
+	/* bash's main thread went with its image. */
+	EXPECT_EQ(1u, p->nr_threads);
+	actrack_snapshot_free(s);
 }
 
 /* A wrapper that execs the program: one record set, the new command. */
