@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -523,7 +525,44 @@ static int remembered_failure(void)
 	return 0;
 }
 
-/* An implicit attach: after a remembered failure, only now and then. */
+/*
+ * May this thread be running a signal handler?  A process's first push
+ * attaches it (opens and maps the arena, reads /proc, allocates, walks
+ * the loaded objects under the loader's lock), none of it
+ * async-signal-safe: from a handler that interrupted malloc() or dlopen()
+ * that could deadlock the host, and `actrack run` makes the first push
+ * of most processes lazy.  A handler runs with its signal blocked
+ * (unless SA_NODEFER), so a blocked signal that has a handler says that
+ * we may be in one.  A thread that merely keeps such signals blocked (a
+ * worker that leaves them to the main thread) is taken for one too: it
+ * does not attach the process, but a push of any other thread does.
+ * Both calls are async-signal-safe; with nothing blocked (most threads)
+ * this is one system call.
+ */
+static bool maybe_in_signal_handler(void)
+{
+	struct sigaction sa;
+	sigset_t blocked;
+
+	if (pthread_sigmask(SIG_BLOCK, NULL, &blocked))
+		return true;
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sigismember(&blocked, sig) != 1 ||
+		    sigaction(sig, NULL, &sa))
+			continue;
+		if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL &&
+						    sa.sa_handler != SIG_IGN))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An implicit attach: after a remembered failure, only now and then.
+ * From a push (@nonblock), never from what may be a signal handler:
+ * -EINTR, and this thread tries again a second later
+ * (actrack__thread_slow()) unless another thread attached meanwhile.
+ */
 static int attach_implicit(bool nonblock)
 {
 	struct actrack_proc *p = &__actrack_proc;
@@ -533,6 +572,8 @@ static int attach_implicit(bool nonblock)
 		return 0;
 	if (__actrack_nesting)
 		return -EDEADLK;
+	if (nonblock && maybe_in_signal_handler())
+		return -EINTR;
 	ret = remembered_failure();
 	if (ret)
 		return ret;

@@ -53,7 +53,7 @@ static const struct entry entries[] = {
 	/* Someone else's entry: never listed. */
 	{ T0 + 60, "00000000000000000000000000000000", "100", "0", "other",
 	  "other", "none", NULL, NULL, NULL, "0", "unrelated", "{}", NULL,
-	  NULL, NULL },
+	  NULL, NULL, NULL },
 	/* systemd-oomd's SIGKILL: named by its command name. */
 	{ T0 + 600, MESSAGE_ID, "310", "1000", "cache", "cache", "serving",
 	  "9", "SIGKILL", "0", NULL, "pid 310 (cache) killed by SIGKILL",
@@ -360,21 +360,21 @@ static const struct entry export_entries[] = {
 	{ T0, MESSAGE_ID, "300", "1000", "server", "/usr/bin/server --port 80",
 	  "serving", "11", "SIGSEGV", "0", NULL,
 	  "pid 300 (/usr/bin/server --port 80) killed by SIGSEGV",
-	  REPORT_300, NULL, NULL, "42" },
+	  REPORT_300, NULL, NULL, "42", NULL },
 	/* A report of no thread record: its main thread is listed. */
 	{ T0 + 60, MESSAGE_ID, "301", "0", "batch", "batch -n 3", "none", "9",
 	  "SIGKILL", "0", NULL, "pid 301 (batch -n 3) killed by SIGKILL",
 	  "{\"seq\": 7, \"uid\": 0, \"signal\": 9, \"flags\": 0, "
 	  "\"process\": {\"pid\": 301, \"modules\": [], \"threads\": []}}",
-	  NULL, NULL, "7" },
+	  NULL, NULL, "7", NULL },
 	/* Not a report: skipped, said, and the exit status is 1. */
 	{ T0 + 120, MESSAGE_ID, "302", "0", "bad", "bad", "none", NULL, NULL,
 	  NULL, "1", "pid 302 (bad) exited with code 1", "{\"process\": [",
-	  NULL, NULL, "8" },
+	  NULL, NULL, "8", NULL },
 	/* No report at all: the same. */
 	{ T0 + 180, MESSAGE_ID, "303", "0", "bare", "bare", "none", NULL, NULL,
 	  NULL, "1", "pid 303 (bare) exited with code 1", NULL, NULL, NULL,
-	  "9" },
+	  "9", NULL },
 };
 
 #define NR_EXPORT	(sizeof(export_entries) / sizeof(export_entries[0]))

@@ -360,4 +360,63 @@ TEST(log_rejects_null_format)
 	EXPECT_EQ(0, actrack_log("%s", "ok"));
 }
 
+static volatile uint32_t handler_token = 1;
+static volatile int handler_backend = -1;
+
+static void push_in_handler(int sig)
+{
+	handler_token = actrack_push_task(7);
+	handler_backend = (int)actrack_backend();
+	if (handler_token)
+		actrack_pop(handler_token);
+}
+
+/*
+ * A process's first push attaches it (files, allocations, the loader's
+ * lock), which is not async-signal-safe: a first push made in a signal
+ * handler is dropped and attaches nothing; a push outside attaches, once
+ * the thread's retry time (a second) has passed.
+ */
+TEST(first_push_in_a_signal_handler_does_not_attach)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		uint32_t tok = 0;
+
+		snprintf(arena_path, sizeof(arena_path),
+			 "%s/actrack-test-handler-%d",
+			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			 (int)getpid());
+		unlink(arena_path);
+		setenv("ACTRACK_ARENA", arena_path, 1);
+		signal(SIGUSR1, push_in_handler);
+		raise(SIGUSR1);
+		if (handler_token != 0 ||
+		    handler_backend != ACTRACK_BACKEND_NONE)
+			_exit(1);
+		if (actrack_backend() != ACTRACK_BACKEND_NONE)
+			_exit(2);
+		/* Not timed: up to 10 s for the 1 s retry. */
+		for (int i = 0; i < 500 && !tok; i++) {
+			tok = actrack_push_task(8);
+			if (!tok)
+				usleep(20000);
+		}
+		if (!tok || actrack_backend() == ACTRACK_BACKEND_NONE)
+			_exit(3);
+		actrack_pop(tok);
+		unlink(arena_path);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the handler's push "
+		"attached (token %u); 2: attached after it; 3: never attached",
+		handler_token);
+}
+
 TEST_HARNESS_MAIN
