@@ -124,18 +124,15 @@ void cli_print_values(FILE *f, const char *indent,
 const char *cli_signal_name(int sig, char *buf, size_t len);
 
 /*
- * Options of a command that has none but --help: prints @help for --help
- * (returns 0), complains about anything else (returns EXIT_USAGE), checks
- * that min..max positional arguments follow.  Return: -1 to go on (the
- * arguments start at argv[optind]), else the exit code.
+ * Options of a command (@cmd) that has none but --help, and
+ * --previous-boot if @previous_boot (cli.previous_boot; not with --arena):
+ * prints its help page for --help (returns 0), complains about anything
+ * else (returns EXIT_USAGE), checks that min..max positional arguments
+ * follow.  Return: -1 to go on (the arguments start at argv[optind]),
+ * else the exit code.
  */
-int cli_simple_args(int argc, char **argv, const char *help, int min_args,
-		    int max_args);
-
-/* cli_simple_args() for a command that also takes --previous-boot
- * (cli.previous_boot; not with --arena): ps, save. */
-int cli_previous_boot_args(int argc, char **argv, const char *cmd,
-			   int min_args, int max_args);
+int cli_simple_args(int argc, char **argv, const char *cmd, int min_args,
+		    int max_args, bool previous_boot);
 
 /* Strict number parsing: whole string, no sign for unsigned.  0/-EINVAL. */
 int cli_parse_u64(const char *s, uint64_t *out);

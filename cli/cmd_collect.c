@@ -11,8 +11,7 @@ int cmd_collect(int argc, char **argv)
 	const char *name;
 	int ret;
 
-	ret = cli_simple_args(argc, argv, cli_help_page("collect"),
-			      0, 0);
+	ret = cli_simple_args(argc, argv, "collect", 0, 0, false);
 	if (ret >= 0)
 		return ret;
 	ret = actrack_arena_collect(cli.arena,

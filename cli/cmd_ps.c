@@ -10,7 +10,7 @@ int cmd_ps(int argc, char **argv)
 	uint64_t now;
 	int ret;
 
-	ret = cli_previous_boot_args(argc, argv, "ps", 0, 0);
+	ret = cli_simple_args(argc, argv, "ps", 0, 0, true);
 	if (ret >= 0)
 		return ret;
 	if (cli_snapshot(&s))

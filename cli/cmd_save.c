@@ -47,7 +47,7 @@ int cmd_save(int argc, char **argv)
 	const char *out;
 	int ret;
 
-	ret = cli_previous_boot_args(argc, argv, "save", 1, 1);
+	ret = cli_simple_args(argc, argv, "save", 1, 1, true);
 	if (ret >= 0)
 		return ret;
 	flags = (cli.arena ? ACTRACK_SNAP_ARENA_FILE : 0) |

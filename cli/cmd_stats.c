@@ -74,8 +74,7 @@ int cmd_stats(int argc, char **argv)
 	char path[PATH_MAX];
 	int ret;
 
-	ret = cli_simple_args(argc, argv, cli_help_page("stats"),
-			      0, 0);
+	ret = cli_simple_args(argc, argv, "stats", 0, 0, false);
 	if (ret >= 0)
 		return ret;
 	/* No arena with the module: nothing tracked now, counters still. */

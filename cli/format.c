@@ -594,40 +594,12 @@ int cli_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-int cli_simple_args(int argc, char **argv, const char *help, int min_args,
-		    int max_args)
+int cli_simple_args(int argc, char **argv, const char *cmd, int min_args,
+		    int max_args, bool previous_boot)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, n;
-
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(help, stdout);
-			return 0;
-		}
-		return cli_usage_error(argv[0], "%s: unknown option '%s'",
-				       argv[0], argv[optind - 1]);
-	}
-	n = argc - optind;
-	if (n < min_args)
-		return cli_usage_error(argv[0], "%s: missing argument",
-				       argv[0]);
-	if (n > max_args)
-		return cli_usage_error(argv[0], "%s: unexpected argument '%s'",
-				       argv[0], argv[optind + max_args]);
-	return -1;
-}
-
-int cli_previous_boot_args(int argc, char **argv, const char *cmd,
-			   int min_args, int max_args)
-{
-	static const struct option opts[] = {
 		{ "previous-boot", no_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, n;
@@ -638,7 +610,7 @@ int cli_previous_boot_args(int argc, char **argv, const char *cmd,
 			fputs(cli_help_page(cmd), stdout);
 			return 0;
 		}
-		if (opt != 'B')
+		if (opt != 'B' || !previous_boot)
 			return cli_usage_error(cmd, "%s: unknown option '%s'",
 					       cmd, argv[optind - 1]);
 		cli.previous_boot = true;

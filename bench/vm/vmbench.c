@@ -252,10 +252,28 @@ static int one_latency(struct actrack_monitor *m, int n, double *rep,
  */
 #define HOLDER_THREADS	128
 
+/*
+ * The parent's side of a child @pid that writes one byte on pipe @p when
+ * it is ready: @pid, or -1 (the child, killed and reaped, never was).
+ */
+static pid_t await_ready(pid_t pid, int p[2])
+{
+	char c;
+
+	close(p[1]);
+	if (pid > 0 && read(p[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
 /* A child "vmbench MODE N FD" that says on FD when it is ready. */
 static pid_t start_parked(const char *mode, int n)
 {
-	char arg[16], fdarg[16], c;
+	char arg[16], fdarg[16];
 	int p[2];
 	pid_t pid;
 
@@ -270,14 +288,7 @@ static pid_t start_parked(const char *mode, int n)
 		      (char *)NULL);
 		_exit(127);
 	}
-	close(p[1]);
-	if (pid > 0 && read(p[0], &c, 1) != 1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(p[0]);
-	return pid;
+	return await_ready(pid, p);
 }
 
 static pid_t start_holder(void)
@@ -1123,14 +1134,7 @@ static pid_t start_sig_target(void)
 		for (;;)
 			pause();
 	}
-	close(p[1]);
-	if (pid > 0 && read(p[0], &c, 1) != 1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(p[0]);
-	return pid;
+	return await_ready(pid, p);
 }
 
 static void signals_cost(void)
