@@ -1246,6 +1246,8 @@ static int snapshot(struct hangs *h, struct actrack_snapshot **s,
 	char reason[128];
 	int ret;
 
+	if (cli.previous_boot)
+		flags |= ACTRACK_SNAP_PREVIOUS_BOOT;
 	if (h->selected) {
 		ret = actrack_snapshot_take_uid(h->uid, flags, s);
 		/* No arena for the uid (nothing of it was ever tracked) is
@@ -1282,8 +1284,9 @@ static int look(struct hangs *h, struct actrack_snapshot **s1,
 	h->prev = *s1;
 	h->now = cli_now(*s1, &h->other_boot);
 	h->live = !h->saved_image && !h->other_boot;
-	/* A second look at an image would see the same bytes: skip it. */
-	if (!h->saved_image) {
+	/* A second look at an image (a saved one, the previous boot's)
+	 * would see the same bytes: skip it. */
+	if (!h->saved_image && !cli.previous_boot) {
 		/* CPU times as of the first look (progress of owners). */
 		if (h->live && sample_prev_cpu(h))
 			return -ENOMEM;
@@ -1940,7 +1943,7 @@ struct args {
 
 enum { OPT_FOR = 0x100, OPT_UNKNOWN, OPT_UID, OPT_WATCH, OPT_EVERY,
        OPT_ROUNDS, OPT_RATE, OPT_JOURNAL, OPT_HISTORY, OPT_SINCE,
-       OPT_UNTIL, OPT_DIRECTORY, OPT_FILE, OPT_ALL_USERS };
+       OPT_UNTIL, OPT_DIRECTORY, OPT_FILE, OPT_ALL_USERS, OPT_PREVIOUS };
 
 /* The options of --watch. */
 static int parse_watch_opt(struct args *a, int opt, const char *arg)
@@ -2059,6 +2062,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ "directory", required_argument, NULL, OPT_DIRECTORY },
 		{ "file", required_argument, NULL, OPT_FILE },
+		{ "previous-boot", no_argument, NULL, OPT_PREVIOUS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2080,6 +2084,9 @@ static int parse_args(struct args *a, int argc, char **argv)
 			break;
 		case OPT_HISTORY:
 			a->hist = true;
+			break;
+		case OPT_PREVIOUS:
+			cli.previous_boot = true;
 			break;
 		case OPT_SINCE:
 		case OPT_UNTIL:
@@ -2135,6 +2142,9 @@ static int check_args(const struct args *a)
 		return cli_usage_error("hangs", "hangs: --history takes only "
 				       "--since, --until, --directory and "
 				       "--file");
+	if (cli.previous_boot && (a->watching || a->hist || cli.arena))
+		return cli_usage_error("hangs", "hangs: --previous-boot: not "
+				       "with --watch, --history or --arena");
 	if (a->ho.directory && a->ho.file)
 		return cli_usage_error("hangs", "hangs: --directory and --file "
 				       "exclude each other");

@@ -96,8 +96,13 @@ static void victim(int ready_fd)
 	if (actrack_init(NULL) || actrack_set_phase(VICTIM_PHASE) ||
 	    actrack_set_uint(actrack_process_data(), "persist", VICTIM_VALUE))
 		_exit(20);
+	static pthread_mutex_t never_given = PTHREAD_MUTEX_INITIALIZER;
+
 	if (!actrack_push_task(VICTIM_TASK))
 		_exit(21);
+	/* What `hangs --previous-boot` finds it waiting for. */
+	if (!actrack_push_lock_acquire(&never_given))
+		_exit(23);
 	if (write(ready_fd, &c, 1) != 1)
 		_exit(22);
 	for (;;)
@@ -174,6 +179,8 @@ static void check_cli(struct __test_metadata *_metadata, uint32_t pid)
 {
 	char *ps[] = { "actrack", "ps", "--previous-boot", NULL };
 	char *dump[] = { "actrack", "dump", "--previous-boot", NULL };
+	char *hangs[] = { "actrack", "hangs", "--previous-boot", "--all",
+			  NULL };
 	char path[PATH_MAX], want[256];
 	char *save[] = { "actrack", "save", "--previous-boot", path, NULL };
 	struct actrack_snapshot *s;
@@ -200,6 +207,16 @@ static void check_cli(struct __test_metadata *_metadata, uint32_t pid)
 	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
 	snprintf(want, sizeof(want), "persist = %llu", VICTIM_VALUE);
 	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	/* Its last wait, judged: listed (hung, unknown or not), no error. */
+	ASSERT_EQ(0, run_cli(&r, NULL, hangs));
+	EXPECT_TRUE(r.status == 0 || r.status == 3) TH_LOG("exit %d",
+							    r.status);
+	snprintf(want, sizeof(want), "%u", pid);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no pid %s", want);
+	EXPECT_NE(NULL, strstr(r.out, "lock-acquire"));
 	LOG_ON_FAILURE(&r);
 	run_free(&r);
 
