@@ -192,13 +192,20 @@ static int dj_value(void *arg, const char *path, enum jr_kind kind,
 		       dj_grow((void **)&p->threads, &p->nr_threads,
 			       &c->cap_threads, sizeof(*p->threads),
 			       DJ_MAX_THREADS);
+	/*
+	 * A member of the last element.  A key may itself hold "." or "[]"
+	 * (json_read() joins keys with "."), so a path can name an element
+	 * before any exists: refuse it.
+	 */
 	if (!strncmp(path, mods, sizeof(mods) - 1) &&
 	    path[sizeof(mods) - 1] == '.')
-		return dj_module(&p->modules[p->nr_modules - 1],
+		return !p->nr_modules ? -EBADMSG :
+		       dj_module(&p->modules[p->nr_modules - 1],
 				 path + sizeof(mods), kind, val, len);
 	if (!strncmp(path, thrs, sizeof(thrs) - 1) &&
 	    path[sizeof(thrs) - 1] == '.')
-		return dj_thread(&p->threads[p->nr_threads - 1],
+		return !p->nr_threads ? -EBADMSG :
+		       dj_thread(&p->threads[p->nr_threads - 1],
 				 path + sizeof(thrs), kind, val, len);
 	return 0;
 }

@@ -486,6 +486,13 @@ TEST_F(dump, a_thread_without_stack_says_why)
  * journal keeps): the same process, threads, modules and build ids, the
  * fatal record, but no stack.
  */
+static const char *const no_element[] = {
+	"{\"process.modules[].path\": \"/x\"}",
+	"{\"process.threads[].tid\": 7}",
+	"{\"process\": {\"modules[].base\": 1}}",
+	"{\"process\": {\"threads[].name\": \"t\"}}",
+};
+
 TEST_F(dump, the_json_report_reads_back_as_the_same_death)
 {
 	const struct actrack_snap_process *p = &self->d.process, *q;
@@ -545,6 +552,16 @@ TEST_F(dump, the_json_report_reads_back_as_the_same_death)
 	EXPECT_EQ(-EBADMSG, death_from_json("{\"process\": {\"threads\": "
 					    "[1]}}", 28, &back));
 	death_json_free(&back);
+	/* Keys that spell a member of an element none of which exists (the
+	 * export fuzzer's find: an element before the first, read). */
+	for (size_t i = 0; i < sizeof(no_element) / sizeof(no_element[0]);
+	     i++) {
+		EXPECT_EQ(-EBADMSG, death_from_json(no_element[i],
+						    strlen(no_element[i]),
+						    &back)) TH_LOG("%s",
+								   no_element[i]);
+		death_json_free(&back);
+	}
 	free(text);
 }
 
