@@ -75,7 +75,7 @@ static const char *md_utf8(const uint8_t *buf, size_t len, uint32_t rva,
 bool md_annotation(const uint8_t *buf, size_t len, const char *key,
 		   char *val, size_t val_len)
 {
-	uint32_t rva, size, dict, nr, kn, vn;
+	uint32_t rva, size, dict, nr, kn = 0, vn = 0;
 	const char *k, *v;
 
 	if (!md_stream(buf, len, 0x43500001U, &rva, &size) || size < 44)
