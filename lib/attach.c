@@ -559,9 +559,13 @@ static bool maybe_in_signal_handler(void)
 
 /*
  * An implicit attach: after a remembered failure, only now and then.
- * From a push (@nonblock), never from what may be a signal handler:
- * -EINTR, and this thread tries again a second later
- * (actrack__thread_slow()) unless another thread attached meanwhile.
+ * From a push (@nonblock), an image's first attach (nothing mapped yet)
+ * never runs in what may be a signal handler: -EINTR, and this thread
+ * tries again a second later (actrack__thread_slow()) unless another
+ * thread attached meanwhile.  A child forked by an attached process keeps
+ * the mapping and re-attaches wherever it pushes first, a handler
+ * included, as it always did (run_preload's
+ * fork_from_handler_inside_bookkeeping_is_tracked).
  */
 static int attach_implicit(bool nonblock)
 {
@@ -572,7 +576,7 @@ static int attach_implicit(bool nonblock)
 		return 0;
 	if (__actrack_nesting)
 		return -EDEADLK;
-	if (nonblock && maybe_in_signal_handler())
+	if (nonblock && !p->mapped && maybe_in_signal_handler())
 		return -EINTR;
 	ret = remembered_failure();
 	if (ret)

@@ -337,9 +337,12 @@ static void children(struct __test_metadata *_metadata, bool follow)
 	snprintf(child, sizeof(child), "%s wait", abba);
 	ASSERT_EQ(0, job_start(&j, follow ? followed : alone, NULL, NULL));
 	ASSERT_TRUE(job_read_until(&j, "waiting", buf, sizeof(buf)));
-	/* Both have attached by now: the child in its constructor, before
-	 * it printed. */
+	/* The parent attached in its constructor (the program actrack run
+	 * started); the child attaches at its first push, the read() after
+	 * it printed: wait for it (10 s at most). */
 	EXPECT_TRUE(tracked(parent));
+	for (int i = 0; follow && i < 1000 && !tracked(child); i++)
+		usleep(10 * 1000);
 	EXPECT_EQ(follow, tracked(child));
 	EXPECT_EQ(0, job_finish(&j));
 }
