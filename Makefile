@@ -102,6 +102,7 @@ LIBSO    := $(O)/libactrack.so.2
 PRELOAD  := $(O)/libactrack-preload.so
 PRELOAD_OBJ := $(O)/lib/preload/preload.o
 PRELOAD_LIB_SRCS := $(filter-out lib/monitor.c lib/monitor_replay.c \
+		    lib/monitor_socket.c \
 		    lib/report_parse.c lib/save.c lib/snapshot.c lib/death.c \
 		    lib/proc_copy.c,$(LIB_SRCS))
 PRELOAD_LIB_OBJS := $(patsubst %.c,$(O)/preload/%.o,$(PRELOAD_LIB_SRCS))
