@@ -384,7 +384,9 @@ check-tsan:
 	ACTRACK_TEST_TIMEOUT=$${ACTRACK_TEST_TIMEOUT:-1800} \
 		scripts/run-tests --host $(O)/tsan
 
-demo: all
+# The demo needs the library, the CLI and examples/demo (scripts/vmtest
+# builds actrack.ko for the VM's kernel): not the tests or benchmarks.
+demo: lib cli examples
 	scripts/demo
 
 include fuzz/fuzz.mk
