@@ -136,6 +136,50 @@ find_victim(const struct actrack_snapshot *s)
 	return NULL;
 }
 
+/* `actrack stats` on the live arena in the region says it persists. */
+static void check_stats_live(struct __test_metadata *_metadata)
+{
+	char *stats[] = { "actrack", "stats", NULL };
+	struct run r;
+
+	ASSERT_EQ(0, run_cli(&r, NULL, stats));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "\npersist:   yes (in the module's "
+				      "persist= region: kept across a crash "
+				      "or reset of the machine)\n"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+}
+
+/*
+ * `actrack stats` after the reset, nothing tracked yet: root is told
+ * that the image of boot @boot is there; nobody is told nothing.
+ */
+static void check_stats_previous(struct __test_metadata *_metadata,
+				 const uint8_t *b)
+{
+	char *stats[] = { "actrack", "stats", NULL };
+	char want[160];
+	struct run r;
+
+	snprintf(want, sizeof(want), "\nprevious boot: image of boot %02x%02x"
+		 "%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x"
+		 " kept, read with --previous-boot\n", b[0], b[1], b[2], b[3],
+		 b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+	ASSERT_EQ(0, run_cli(&r, NULL, stats));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want + 1);
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	ASSERT_EQ(0, run_program_as(&r, cli_path(), NULL, NOBODY, stats));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(NULL, strstr(r.out, "previous boot"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+}
+
 /* A victim of @value in the persistent arena, checked live: *@pid. */
 static void start_victim(struct __test_metadata *_metadata, uint64_t value,
 			 pid_t *pid)
@@ -166,6 +210,7 @@ static void start_victim(struct __test_metadata *_metadata, uint64_t value,
 	ASSERT_NE(NULL, find_victim(s));
 	ASSERT_EQ((uint32_t)*pid, find_victim(s)->pid);
 	actrack_snapshot_free(s);
+	check_stats_live(_metadata);
 }
 
 /*
@@ -391,6 +436,7 @@ static void second_boot(struct __test_metadata *_metadata, uint64_t *value)
 		TH_LOG("persist = %llu", (unsigned long long)*value);
 	act = &p->threads[0].activities[0];
 	EXPECT_EQ(ACTRACK_ACT_TASK_RUN, act->a.type);
+	check_stats_previous(_metadata, s->header.boot_id);
 	check_cli(_metadata, p->pid, *value);
 	actrack_snapshot_free(s);
 
