@@ -4,8 +4,9 @@
  * machine, for good.  vm_persist's hard_hang case (selftests/actrack/
  * vm_persist.c) loads it in the test VM to die the way a real machine
  * does when its watchdog has to reset it: every CPU spinning with
- * interrupts off, no panic(), nothing printed, nothing flushed.  Only the
- * emulated watchdog (QEMU's i6300esb, armed by the test) ends it.
+ * interrupts off, no panic(), nothing flushed (one line is printed first,
+ * for the log).  Only the emulated watchdog (QEMU's i6300esb, armed by the
+ * test) ends it.
  *
  * stop_machine() makes every online CPU disable interrupts and wait for
  * the others; the one CPU that runs the function never returns, so the
@@ -26,7 +27,7 @@
 
 static char *confirm;
 module_param(confirm, charp, 0);
-MODULE_PARM_DESC(confirm, "must be \"" ACTRACK_LOCKUP_CONFIRM "\", else the module refuses to load");
+MODULE_PARM_DESC(confirm, "must be \"" ACTRACK_LOCKUP_CONFIRM "\", else the load is refused");
 
 /* Runs on one CPU with interrupts off, the others spinning: never ends. */
 static int actrack_lockup_forever(void *unused)
