@@ -1193,7 +1193,7 @@ static void signals_cost(void)
 
 /* ---- push+pop on a persistent arena ----------------------------------- */
 
-#define PP_OPS		200000
+#define PP_OPS		2000000
 #define PERSIST_LABEL	"actrack_vmtest"	/* scripts/vmtest --persist */
 
 /* rmmod (waiting out the last fds' release), then insmod with @params. */
