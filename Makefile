@@ -395,7 +395,8 @@ include fuzz/fuzz.mk
 # about 90 s): bench/vm/vmbench.c, packed as the only program of its own
 # build directory.  make bench runs it last; bench-vm runs it alone.
 # VMBENCH="monitor threadexit" runs only those sections (default: all of
-# them: cost, latency, monitor, threadexit, stacks).
+# them: cost, latency, monitor, threadexit, stacks, idle, signals,
+# persist; the VM boots with vmtest --persist for the last).
 $(O)/bench-vm/examples/vmbench: bench/vm/vmbench.c bench/bench.h $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)
