@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for `actrack deaths export`'s input side: a journal
- * entry's ACTRACK_REPORT is text anyone who can log with actrack's
- * MESSAGE_ID wrote.  The input is that text, read by cli/death_json.c
- * (through cli/json_read.c); what it accepts is written as a minidump
- * (cli/minidump.c), which must be whole: every stream inside the file,
- * as many threads as the death has (read back by the tests' reader,
- * minidump_read.h).  A report it refuses is -EBADMSG or -ENOMEM, nothing
- * else, and leaks nothing.
+ * entry's ACTRACK_REPORT and ACTRACK_STACKS are bytes anyone who can log
+ * with actrack's MESSAGE_ID wrote.  The input is the report's text, then,
+ * after a NUL, the stacks' binary value (no NUL: no ACTRACK_STACKS).  The
+ * text is read by cli/death_json.c (through cli/json_read.c), the stacks
+ * by cli/death_stacks.c, which must keep a value whole or not at all: one
+ * it accepts is encoded back to the same bytes.  What is accepted is
+ * written as a minidump (cli/minidump.c), which must be whole: every
+ * stream inside the file, as many threads as the death has (read back by
+ * the tests' reader, minidump_read.h).  A report or a value it refuses is
+ * -EBADMSG or -ENOMEM, nothing else, and leaks nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "death_json.h"
+#include "death_stacks.h"
 #include "minidump.h"
 #include "minidump_read.h"
 
@@ -52,14 +56,43 @@ static void check_minidump(const struct actrack_death *d)
 	free(buf);
 }
 
+/* ACTRACK_STACKS read into @d: whole, or nothing. */
+static void check_stacks(const uint8_t *data, size_t size,
+			 struct actrack_death *d)
+{
+	int ret = death_stacks_decode(data, size, d);
+	uint8_t *again;
+	size_t len;
+
+	if (ret) {
+		if ((ret != -EBADMSG && ret != -ENOMEM) || d->stacks ||
+		    d->nr_stacks)
+			abort();
+		return;
+	}
+	for (uint32_t i = 0; i < d->nr_stacks; i++)
+		if (!d->stacks[i].bytes != !d->stacks[i].size ||
+		    d->stacks[i].size > DEATH_STACKS_MAX_BYTES)
+			abort();
+	if (death_stacks_encode(d, &again, &len))
+		return;
+	if (len != size || memcmp(again, data, size))
+		abort();
+	free(again);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct actrack_snap_thread main_thread = { 0 };
+	const uint8_t *nul = memchr(data, '\0', size);
+	size_t text = nul ? (size_t)(nul - data) : size;
 	struct actrack_death d;
-	int ret = death_from_json((const char *)data, size, &d);
+	int ret = death_from_json((const char *)data, text, &d);
 
 	if (ret == 0) {
 		check_death(&d);
+		if (nul)
+			check_stacks(nul + 1, size - text - 1, &d);
 		/* As the export does: a report of no thread, its main one. */
 		if (!d.process.nr_threads) {
 			main_thread.tid = d.process.pid;
@@ -74,6 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (ret != -EBADMSG && ret != -ENOMEM) {
 		abort();
 	}
+	death_stacks_free(&d);
 	death_json_free(&d);
 	return 0;
 }
