@@ -611,6 +611,26 @@ static size_t stacks_blob(uint8_t *p)
 	return at + 156 + 16;
 }
 
+/* The text report of pid 300 as the monitor renders it: thread blocks
+ * (one of a thread the report does not have), activities innermost
+ * first, an activity's values, a backtrace. */
+#define MESSAGE_300							\
+	"pid 300 (/usr/bin/server --port 80) killed by SIGSEGV\n"	\
+	"  modules:\n"							\
+	"    [1] not an activity: a module line\n"			\
+	"  thread 300 'server' depth 2\n"				\
+	"    fatal signal SIGSEGV (11) code 1 addr 0x10 pc 0x1\n"	\
+	"    [2] lock-acquire lock 0x5000, for 2.0 s, origin 0x1 in "	\
+	"f+0x3c (a.c:40)\n"						\
+	"         path = \"/index.html\"\n"				\
+	"         n = 7\n"						\
+	"    [1] task-run task 4711, for 3.0 s, origin 0x2\n"		\
+	"    backtrace:\n"						\
+	"         x = not a value: after the backtrace\n"		\
+	"  thread 999 'ghost' depth 1\n"				\
+	"    [1] task-run task 1, origin 0x3\n"			\
+	"  thread 301 'w\"orker' depth 0"
+
 FIXTURE(export_stacks) {
 	char dir[256], journal[300], file_opt[320], out[300];
 	struct run r;
@@ -622,8 +642,7 @@ FIXTURE_SETUP(export_stacks)
 	struct entry e[2] = {
 		{ T0, MESSAGE_ID, "300", "1000", "server",
 		  "/usr/bin/server --port 80", "serving", "11", "SIGSEGV", "0",
-		  NULL, "pid 300 (/usr/bin/server --port 80) killed by "
-		  "SIGSEGV", REPORT_300, NULL, NULL, "42", NULL },
+		  NULL, MESSAGE_300, REPORT_300, NULL, NULL, "42", NULL },
 		/* The same with its last stack byte missing: refused. */
 		{ T0 + 60, MESSAGE_ID, "300", "1000", "server",
 		  "/usr/bin/server --port 80", "serving", "11", "SIGSEGV", "0",
@@ -741,6 +760,54 @@ TEST_F(export_stacks, registers_stack_bytes_and_kernel_release)
 	ASSERT_TRUE(md_ascii(buf, len, md_u32(buf + rva + 24), val,
 			     sizeof(val)));
 	EXPECT_STREQ("6.12.9-actrack-test", val);
+	free(buf);
+}
+
+/* Each thread's activities and their values, as annotations of their
+ * own, read back from the text report. */
+TEST_F(export_stacks, thread_activities_as_annotations)
+{
+	static const char *const none[] = {
+		"actrack.thread.300.activity.3",
+		"actrack.thread.300.activity.1.x",
+		"actrack.thread.999.activity.1",
+		"actrack.thread.301.activity.1",
+	};
+	char val[256];
+	struct stat st;
+	uint8_t *buf;
+	size_t len;
+
+	SETUP_SKIPPED();
+	DEATHS("export", "--minidump", "-o", self->out, self->file_opt,
+	       "--until", "@1700000060");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	len = read_dump(self->out, "actrack-1000-42-300.dmp", &buf, &st);
+	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.300.activity.2",
+				  val, sizeof(val)));
+	EXPECT_STREQ("lock-acquire lock 0x5000, for 2.0 s, origin 0x1 in "
+		     "f+0x3c (a.c:40)", val);
+	ASSERT_TRUE(md_annotation(buf, len,
+				  "actrack.thread.300.activity.2.path", val,
+				  sizeof(val)));
+	EXPECT_STREQ("\"/index.html\"", val);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.300.activity.2.n",
+				  val, sizeof(val)));
+	EXPECT_STREQ("7", val);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.300.activity.1",
+				  val, sizeof(val)));
+	EXPECT_STREQ("task-run task 4711, for 3.0 s, origin 0x2", val);
+	for (size_t k = 0; k < sizeof(none) / sizeof(none[0]); k++) {
+		const char *key = none[k];
+
+		EXPECT_FALSE(md_annotation(buf, len, key, val, sizeof(val)))
+			TH_LOG("%s", key);
+	}
+	/* The whole report is still there. */
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.report", val,
+				  sizeof(val)));
+	EXPECT_EQ(0, strncmp(val, "pid 300 (", 9));
 	free(buf);
 }
 
