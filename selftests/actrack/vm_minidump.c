@@ -186,40 +186,6 @@ FIXTURE_TEARDOWN(md)
 }
 
 /*
- * One datagram of the journal's socket into @e: its bytes, or those of
- * the memfd it passes (libsystemd's way for an entry over a datagram's
- * size).  Return its length, 0 when nothing came within @ms, -1.
- */
-static ssize_t md_recv(int sock, struct entry *e, int ms)
-{
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { e->buf, sizeof(e->buf) };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl, .msg_controllen = sizeof(ctl),
-	};
-	struct pollfd p = { .fd = sock, .events = POLLIN };
-	struct cmsghdr *c;
-	ssize_t n;
-	int fd = -1;
-
-	if (poll(&p, 1, ms) <= 0)
-		return 0;
-	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return -1;
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-	if (fd >= 0) {
-		n = pread(fd, e->buf, sizeof(e->buf), 0);
-		close(fd);
-	}
-	e->len = n > 0 ? (size_t)n : 0;
-	return n;
-}
-
-/*
  * The victim dies (@segv: SIGSEGV, else SIGKILL), `actrack monitor
  * --recent --journal-stacks` writes the kernel's ring of recent deaths
  * to our socket, and its entry is kept in self->e; tried again while the
@@ -253,7 +219,7 @@ static int md_die_and_log(FIXTURE_DATA(md) *self, int segv)
 		run_free(&self->r);
 		if (run_cli(&self->r, NULL, argv) || self->r.status)
 			return -1;
-		while (md_recv(self->sock, self->e, 2000) > 0)
+		while (journal_entry_recv(self->sock, self->e, 2000) > 0)
 			if (field(self->e, "ACTRACK_PID", buf, sizeof(buf)) &&
 			    atoi(buf) == md_sh->tid[0])
 				return 0;
@@ -266,34 +232,15 @@ static int md_die_and_log(FIXTURE_DATA(md) *self, int segv)
  * the export of its death.  Return the dump (free it) and its length. */
 static uint8_t *md_export(FIXTURE_DATA(md) *self, size_t *len)
 {
-	char exp[128], jf[128], opt[160], dump[160], pid[16];
-	char *jr[] = { JOURNAL_REMOTE, opt, exp, NULL };
-	struct run r = { 0 };
+	char jf[128], opt[160], dump[160], pid[16];
 	uint8_t *buf = NULL;
 	struct stat st;
-	FILE *f;
 	int fd;
 
-	snprintf(exp, sizeof(exp), "%s/e.export", self->dir);
 	snprintf(jf, sizeof(jf), "%s/e.journal", self->dir);
-	snprintf(opt, sizeof(opt), "--output=%s", jf);
-	f = fopen(exp, "w");
-	if (!f)
+	if (journal_entry_to_file(self->e, (uint64_t)time(NULL) * 1000000ULL,
+				  JOURNAL_REMOTE, jf))
 		return NULL;
-	/* The native protocol's body is an export entry's body. */
-	fprintf(f, "__REALTIME_TIMESTAMP=%llu\n__MONOTONIC_TIMESTAMP=1\n"
-		"_BOOT_ID=0123456789abcdef0123456789abcdef\n",
-		(unsigned long long)time(NULL) * 1000000ULL);
-	fwrite(self->e->buf, 1, self->e->len, f);
-	fputc('\n', f);
-	if (fclose(f))
-		return NULL;
-	if (run_program(&r, JOURNAL_REMOTE, NULL, jr) || r.status) {
-		fprintf(stderr, "journal-remote: %s\n", r.err ? r.err : "");
-		run_free(&r);
-		return NULL;
-	}
-	run_free(&r);
 	snprintf(opt, sizeof(opt), "--file=%s", jf);
 	snprintf(pid, sizeof(pid), "%d", md_sh->tid[0]);
 	{
