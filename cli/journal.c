@@ -161,19 +161,26 @@ static int field_bytes(struct iovec *iov, int *n, char **owned,
 }
 
 /*
- * ACTRACK_KERNEL, the release the process died on (the monitor runs on
- * its machine), and with @stacks ACTRACK_STACKS: its stacks at death as
- * death_stacks.h lays them out (a binary value: sd_journal_sendv() sends
- * a value with newlines in the native protocol's binary form).
+ * ACTRACK_MINIDUMP=@minidump (if any), ACTRACK_KERNEL, the release the
+ * process died on (the monitor runs on its machine), and with @stacks
+ * ACTRACK_STACKS: its stacks at death as death_stacks.h lays them out (a
+ * binary value: sd_journal_sendv() sends a value with newlines in the
+ * native protocol's binary form).
  */
 static int death_extra(struct iovec *iov, int *n, char **owned,
-		       const struct actrack_death *d, bool stacks)
+		       const struct actrack_death *d, const char *minidump,
+		       bool stacks)
 {
 	struct utsname u;
 	uint8_t *buf;
 	size_t len;
 	int ret;
 
+	if (minidump) {
+		ret = field(iov, n, owned, "ACTRACK_MINIDUMP=%s", minidump);
+		if (ret)
+			return ret;
+	}
 	if (!uname(&u)) {
 		ret = field(iov, n, owned, "ACTRACK_KERNEL=%s", u.release);
 		if (ret)
@@ -279,10 +286,8 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 			    d->oom.memcg) ?:
 		      field(iov, &n, owned, "ACTRACK_OOM_MEMCG_LIMIT=%" PRIu64,
 			    d->oom.memcg_limit);
-	if (!ret && minidump)
-		ret = field(iov, &n, owned, "ACTRACK_MINIDUMP=%s", minidump);
 	if (!ret)
-		ret = death_extra(iov, &n, owned, d, stacks);
+		ret = death_extra(iov, &n, owned, d, minidump, stacks);
 	if (ret)
 		goto out;
 	ret = sd_journal_sendv(iov, n);

@@ -146,6 +146,10 @@ FIXTURE_SETUP(md)
 	self->e = NULL;
 	memset(&self->r, 0, sizeof(self->r));
 	VM_REQUIRE_MODULE();
+#ifndef __x86_64__
+	/* ACTRACK_DEATH_STACKS_UNSUPPORTED: nothing to export. */
+	SKIP(return, "the module captures no stacks of a 32-bit process");
+#endif
 	if (geteuid() != 0)
 		SKIP(return, "needs root (a mount namespace)");
 	if (access(JOURNAL_REMOTE, X_OK))
