@@ -18,7 +18,12 @@
  *   takes its lock, allocates), a wrapper only passes the call through.
  * - Uncontended locks stay cheap: a trylock first, and the lock-acquire
  *   activity is pushed only when that would block; a successful lock is a
- *   few stores into the held set.  Other blocking calls push and pop one
+ *   few stores into the held set.  In a process that has never had a
+ *   second thread, a private mutex whose lock word reads free is locked
+ *   with the real lock at once (mutex_surely_free(): nobody else can take
+ *   it in between, and glibc's lock then skips its atomic, which the
+ *   trylock never does); a held one still goes the trylock's way, so a
+ *   self-deadlock is shown.  Other blocking calls push and pop one
  *   activity around the real call (a few ns beside a system call).
  * - errno is the real call's: it is saved around everything we do.  The
  *   real call is made exactly once with the caller's arguments, so its
