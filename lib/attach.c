@@ -322,7 +322,10 @@ static enum image_prev image_parse(const char *v, uint32_t pid,
 {
 	unsigned long long n;
 
-	if (!v || !(v = image_number(v, &n)) || n != pid)
+	if (!v)
+		return IMAGE_NONE;
+	v = image_number(v, &n);
+	if (!v || n != pid)
 		return IMAGE_NONE;
 	if (!*v)
 		return IMAGE_RUN;
