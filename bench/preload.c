@@ -9,6 +9,11 @@
  *                       and a held-set add, then a held-set remove)
  *   preload_mutex_pair_delta  the same as wrapped minus unwrapped, the
  *                       median of each round's difference (goal: 3 ns)
+ *   preload_mutex_pair_threaded[_delta]  the same with a second thread
+ *                       alive (blocked in a read): glibc's lock and
+ *                       unlock skip their atomic while a process has
+ *                       only ever had one thread, and so does the
+ *                       wrapper; with two, both sides pay it
  *   preload_read        a 1-byte read() of /dev/zero: a system call that
  *                       returns at once (one io-wait push + pop)
  *   preload_pipe_rtt    a round trip through two pipes between two
@@ -140,6 +145,15 @@ static void compare(const char *name, double (*f)(const struct calls *, long),
 
 static int zero_fd = -1;
 
+/* A second thread that only waits, so that the process is threaded. */
+static void *idle(void *fd)
+{
+	char b;
+
+	real.rd(*(int *)fd, &b, 1);
+	return NULL;
+}
+
 static double read_zero(const struct calls *c, long n)
 {
 	return read_ns(c, zero_fd, n);
@@ -148,6 +162,8 @@ static double read_zero(const struct calls *c, long n)
 int main(void)
 {
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	int idle_pipe[2];
+	pthread_t idler;
 
 	/* Under actrack run the preload (self-contained: it exports only
 	 * the calls it wraps) defines these before the C library. */
@@ -171,6 +187,16 @@ int main(void)
 	}
 	zero_fd = open("/dev/zero", O_RDONLY);
 	compare("preload_mutex_pair", mutex_pair_ns, 2000000, true);
+	if (pipe(idle_pipe) || pthread_create(&idler, NULL, idle,
+					      &idle_pipe[0])) {
+		printf("bench preload_mutex_pair_threaded SKIP no thread\n");
+	} else {
+		compare("preload_mutex_pair_threaded", mutex_pair_ns, 2000000,
+			true);
+		close(idle_pipe[1]);
+		pthread_join(idler, NULL);
+		close(idle_pipe[0]);
+	}
 	compare("preload_read", read_zero, 200000, false);
 	compare("preload_pipe_rtt", rtt_ns, 5000, false);
 	return 0;

@@ -9,13 +9,21 @@
  *   run_make_j2_small_tree `make -j2` of a generated tree of 30 small C
  *                          files and one link (cc, cc1, as, ld: about 120
  *                          processes)
+ *   run_exec_loop_400_empty_preload  the same loop with an empty
+ *                          shared object in LD_PRELOAD instead (given as
+ *                          $RUN_PROCS_EMPTY_SO; bench/run builds one): the
+ *                          floor of any preload library, not a goal
  *   run_start_true         one fork + exec + exit + wait of /bin/true
- *                          with libactrack-preload.so in LD_PRELOAD, as
- *                          `actrack run` starts every program it tracks:
- *                          the tracked process's start (loading the two
- *                          libraries, attach: map, process record,
- *                          command line, modules; the main thread's
- *                          tracker), against the same exec without it
+ *                          with libactrack-preload.so in LD_PRELOAD, as a
+ *                          tracked shell or make starts every image: the
+ *                          preload loaded, no attach (an image attaches
+ *                          at its first push), against the same exec
+ *                          without it
+ *   run_start_true_attached  the same, attached at start ($ACTRACK_IMAGE
+ *                          names its pid, as `actrack run` starts its
+ *                          program): map, process record, command line,
+ *                          modules, the main thread's tracker, the work
+ *                          of any image's first push
  *
  * Each prints wall time (value tracked, baseline untracked, medians of
  * the rounds), the paired ratio (median of each round's tracked/untracked:
@@ -50,6 +58,8 @@ static char actrack[PATH_MAX];
 static char preload[PATH_MAX];
 static char arena[PATH_MAX];
 static char tree[PATH_MAX];
+static const char *empty_so;	/* $RUN_PROCS_EMPTY_SO */
+static bool attach_at_start;	/* the exec'd image's pid in ACTRACK_IMAGE */
 
 struct cost {
 	double wall_ns;
@@ -84,6 +94,12 @@ static int run(char *const argv[], const char *dir, const char *env_preload,
 			_exit(126);
 		if (env_preload)
 			setenv("LD_PRELOAD", env_preload, 1);
+		if (env_preload && attach_at_start) {
+			char self[16];
+
+			snprintf(self, sizeof(self), "%d", (int)getpid());
+			setenv("ACTRACK_IMAGE", self, 1);
+		}
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -119,6 +135,16 @@ static int exec_loop(bool tracked, struct cost *c)
 	if (!tracked)
 		return run(plain, NULL, NULL, c);
 	return fresh_arena() ?: run(under, NULL, NULL, c);
+}
+
+/* The loop with an empty preload (the floor) as its tracked side. */
+static int exec_loop_floor(bool preloaded, struct cost *c)
+{
+	char *plain[] = { "/bin/sh", "-c",
+		"i=0; while [ $i -lt 400 ]; do /bin/true; i=$((i + 1)); done",
+		NULL };
+
+	return run(plain, NULL, preloaded ? empty_so : NULL, c);
 }
 
 static int make_tree(bool tracked, struct cost *c)
@@ -284,8 +310,16 @@ int main(int argc, char **argv)
 	snprintf(arena, sizeof(arena), "/dev/shm/actrack-bench-procs.%d",
 		 (int)getpid());
 	setenv("ACTRACK_ARENA", arena, 1);
-	if (want(argc, argv, "loop"))
+	if (want(argc, argv, "loop")) {
 		ret = measure("run_exec_loop_400", exec_loop, rounds) ?: ret;
+		empty_so = getenv("RUN_PROCS_EMPTY_SO");
+		if (!empty_so || access(empty_so, R_OK))
+			printf("bench run_exec_loop_400_empty_preload SKIP no "
+			       "$RUN_PROCS_EMPTY_SO\n");
+		else
+			ret = measure("run_exec_loop_400_empty_preload",
+				      exec_loop_floor, rounds) ?: ret;
+	}
 	if (want(argc, argv, "make")) {
 		if (access("/usr/bin/make", X_OK) || write_tree()) {
 			printf("bench run_make_j2_small_tree SKIP no make, or "
@@ -296,8 +330,13 @@ int main(int argc, char **argv)
 		}
 		remove_tree();
 	}
-	if (want(argc, argv, "start"))
+	if (want(argc, argv, "start")) {
 		ret = measure("run_start_true", start_true, rounds) ?: ret;
+		attach_at_start = true;
+		ret = measure("run_start_true_attached", start_true, rounds) ?:
+		      ret;
+		attach_at_start = false;
+	}
 	unlink(arena);
 	return ret ? 1 : 0;
 }

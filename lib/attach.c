@@ -300,41 +300,69 @@ static bool image_var_put;		/* the environment holds image_var */
 /* From __actrack_image_begin(), for the first attach; -1: ask getenv(). */
 static int image_prev = -1;
 
+/*
+ * The mark is read and written by hand, not with strtoull() and
+ * snprintf(): every image a tracked shell starts does both, and their
+ * code is pages of the C library that most of those images never touch
+ * otherwise (a few page faults on every exec).
+ */
+static const char *image_number(const char *p, unsigned long long *n)
+{
+	const char *start = p;
+
+	*n = 0;
+	for (; *p >= '0' && *p <= '9' && p - start < 19; p++)
+		*n = *n * 10 + (unsigned long long)(*p - '0');
+	return p > start ? p : NULL;
+}
+
 /* @v about pid @pid, whose start time is @start (0: not known yet). */
 static enum image_prev image_parse(const char *v, uint32_t pid,
 				   uint64_t start)
 {
 	unsigned long long n;
-	char *end;
 
-	if (!v || *v < '0' || *v > '9')
+	if (!v)
 		return IMAGE_NONE;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno || n != pid)
+	v = image_number(v, &n);
+	if (!v || n != pid)
 		return IMAGE_NONE;
-	if (!*end)
+	if (!*v)
 		return IMAGE_RUN;
-	if (*end != ' ')
+	if (*v != ' ')
 		return IMAGE_NONE;
-	if (!strcmp(end + 1, "?") || !start)
+	if (!strcmp(v + 1, "?") || !start)
 		return IMAGE_TRACKED;
-	n = strtoull(end + 1, &end, 10);
-	return !errno && !*end && n == start ? IMAGE_TRACKED : IMAGE_NONE;
+	v = image_number(v + 1, &n);
+	return v && !*v && n == start ? IMAGE_TRACKED : IMAGE_NONE;
+}
+
+static char *image_put(char *p, unsigned long long n)
+{
+	char d[20];
+	int k = 0;
+
+	do
+		d[k++] = (char)('0' + n % 10);
+	while ((n /= 10));
+	while (k)
+		*p++ = d[--k];
+	return p;
 }
 
 /* Our mark: "PID START" once attached, else "PID ?". */
 static void image_write(uint32_t pid, uint64_t start)
 {
-	int n = snprintf(image_var, sizeof(image_var), "%s=",
-			 ACTRACK_ENV_IMAGE);
+	char *p = image_var;
 
+	memcpy(p, ACTRACK_ENV_IMAGE "=", sizeof(ACTRACK_ENV_IMAGE));
+	p = image_put(p + sizeof(ACTRACK_ENV_IMAGE), pid);
+	*p++ = ' ';
 	if (start)
-		snprintf(image_var + n, sizeof(image_var) - (size_t)n,
-			 "%u %llu", pid, (unsigned long long)start);
+		p = image_put(p, start);
 	else
-		snprintf(image_var + n, sizeof(image_var) - (size_t)n,
-			 "%u ?", pid);
+		*p++ = '?';
+	*p = 0;
 }
 
 /*

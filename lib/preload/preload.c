@@ -18,7 +18,12 @@
  *   takes its lock, allocates), a wrapper only passes the call through.
  * - Uncontended locks stay cheap: a trylock first, and the lock-acquire
  *   activity is pushed only when that would block; a successful lock is a
- *   few stores into the held set.  Other blocking calls push and pop one
+ *   few stores into the held set.  In a process that has never had a
+ *   second thread, a private mutex whose lock word reads free is locked
+ *   with the real lock at once (mutex_surely_free(): nobody else can take
+ *   it in between, and glibc's lock then skips its atomic, which the
+ *   trylock never does); a held one still goes the trylock's way, so a
+ *   self-deadlock is shown.  Other blocking calls push and pop one
  *   activity around the real call (a few ns beside a system call).
  * - errno is the real call's: it is saved around everything we do.  The
  *   real call is made exactly once with the caller's arguments, so its
@@ -57,6 +62,14 @@
 #include <sys/wait.h>
 #include "actrack.h"
 #include "internal.h"	/* __actrack_set_argv() */
+
+/* glibc >= 2.32 says whether the process has ever had a second thread. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+#include <sys/single_threaded.h>
+#define ACTRACK_HAVE_SINGLE_THREADED	1
+#else
+#define ACTRACK_HAVE_SINGLE_THREADED	0
+#endif
 
 #define EXPORT	__attribute__((visibility("default")))
 
@@ -398,6 +411,33 @@ static __attribute__((noinline)) int mutex_lock_wait(pthread_mutex_t *m,
 	return ret;
 }
 
+/*
+ * Can this lock not block?  In a process of one thread (glibc's
+ * __libc_single_threaded: set until the first pthread_create(), never
+ * set again) nobody but this thread can take a private mutex, so one
+ * whose lock word reads free is ours: the real lock, which then takes
+ * glibc's own single-thread path (a plain store, no atomic), cannot
+ * block, and the trylock (an atomic, always) is not needed.  A held
+ * word (a self-deadlock, or a lock a signal handler holds) still goes
+ * the way that pushes the lock-acquire first, and so does a
+ * process-shared mutex (another process may take it in between) and
+ * every mutex of a process with threads: one could take the lock after
+ * we looked and our lock would block with nothing pushed.  Left out: a
+ * signal handler that takes this very lock between our look and our
+ * lock and returns still holding it (a lock in a handler is not
+ * async-signal-safe to begin with).
+ */
+static inline bool mutex_surely_free(const pthread_mutex_t *m)
+{
+#if defined(__GLIBC__) && ACTRACK_HAVE_SINGLE_THREADED
+	return __libc_single_threaded && !mutex_shared(m) &&
+	       __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0;
+#else
+	(void)m;
+	return false;
+#endif
+}
+
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	int ret;
@@ -405,9 +445,13 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	if (!tracking())
 		return REAL(pthread_mutex_lock)(m);
 	need_tracker();
-	ret = REAL(pthread_mutex_trylock)(m);
-	if (__builtin_expect(ret == EBUSY, 0))
-		ret = mutex_lock_wait(m, ORIGIN());
+	if (mutex_surely_free(m)) {
+		ret = REAL(pthread_mutex_lock)(m);
+	} else {
+		ret = REAL(pthread_mutex_trylock)(m);
+		if (__builtin_expect(ret == EBUSY, 0))
+			ret = mutex_lock_wait(m, ORIGIN());
+	}
 	if (locked(ret))
 		actrack_held_add(m, mutex_shared(m));
 	return ret;

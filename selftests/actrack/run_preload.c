@@ -591,6 +591,42 @@ TEST(join_right_after_create_is_a_deadlock)
 }
 
 /*
+ * A process that never had a second thread locks a normal mutex it
+ * holds: the preload takes a free lock of such a process without a
+ * trylock (nobody else can take it), but a held one must still push its
+ * lock-acquire, and the first lock, taken that quicker way, must be in
+ * the held set: `actrack hangs` shows the thread waiting for a lock it
+ * holds itself, a deadlock, at the call that blocks.  (A process-shared
+ * mutex in single-threaded processes: deadlock_between_processes_is_named.)
+ */
+TEST(self_deadlock_of_a_single_thread_is_named)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	char buf[256], want[96];
+	struct job j;
+	struct run r;
+	int ret;
+
+	SETUP("selflock");
+	argv[3] = (char *)prog("run_selflock");
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "relocking", buf, sizeof(buf)));
+	ret = hangs_until(&r, 3, "1 deadlock");
+	job_kill(&j);
+	ASSERT_EQ(0, ret);
+	snprintf(want, sizeof(want), "DEADLOCK: %d 'run_selflock' -> %d "
+		 "'run_selflock'", j.pid, j.pid);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
+	snprintf(want, sizeof(want), "held by thread %d 'run_selflock'",
+		 j.pid);
+	EXPECT_NE(NULL, strstr(r.out, want));
+	EXPECT_NE(NULL, strstr(r.out, "at run_selflock_again+"));
+	EXPECT_NE(NULL, strstr(r.out, "1 hung thread, 1 deadlock"));
+	run_free(&r);
+	teardown();
+}
+
+/*
  * siglongjmp() from a signal handler out of read(): the io-wait the
  * wrapper pushed is popped by the thread's next tracked call, which
  * comes from a frame the read's frame was below.
