@@ -392,7 +392,8 @@ bool previous_boot_log(void)
 	int ret;
 
 	ret = boot_image_read(&img);
-	if (ret == -ENODATA)
+	/* No image; or a module before ABI 1.8, which refuses the flag. */
+	if (ret == -ENODATA || ret == -EINVAL)
 		return false;
 	if (ret) {
 		cli_errorf("monitor: the previous boot's image: %s",
