@@ -359,8 +359,8 @@ static void print_boot_line(sd_journal *j)
 	journal_field_str(j, "ACTRACK_PREVIOUS_BOOT_ID", boot, sizeof(boot),
 			  32);
 	if (n >= 0)
-		snprintf(what, sizeof(what), "%" PRId64 " process%s running, "
-			 "boot %s%s", n, n == 1 ? "" : "es", boot,
+		snprintf(what, sizeof(what), "%" PRId64 " process%s "
+			 "running, boot %s%s", n, n == 1 ? "" : "es", boot,
 			 bad > 0 ? ", unreadable arenas" : "");
 	else
 		snprintf(what, sizeof(what), "? processes running, boot %s",
@@ -479,7 +479,7 @@ static int add_matches(sd_journal *j, const struct deaths_opts *o)
 	 * value of the same field: either matches), never exported. */
 	if (ret >= 0 && !o->export)
 		ret = sd_journal_add_match(j, "MESSAGE_ID="
-					   ACTRACK_JOURNAL_PREVIOUS_BOOT_ID, 0);
+				ACTRACK_JOURNAL_PREVIOUS_BOOT_ID, 0);
 	/* Matches of different fields must all hold. */
 	if (ret >= 0 && o->oom)
 		ret = sd_journal_add_match(j, "ACTRACK_OOM=1", 0);

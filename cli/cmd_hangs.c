@@ -2156,7 +2156,7 @@ static int check_args(const struct args *a)
 	return 0;
 }
 
-/* ---- for other commands (cli/hangs.h) ------------------------------------- */
+/* ---- for other commands (cli/hangs.h) ---------------------------------- */
 
 void hangs_process_comm(const struct actrack_snap_process *p, char *buf,
 			size_t size)

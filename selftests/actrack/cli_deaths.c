@@ -584,7 +584,7 @@ TEST_F(export, usage_errors)
 #define BOOT_ID		"5d41402abc4b2a76b9719d911017c592"
 #define BOOT_MESSAGE							\
 	"previous boot " BOOT_ID " ended while 2 processes were "	\
-	"running: 4242 server (4242 'server' lock-acquire lock 0x5000, "	\
+	"running: 4242 server (4242 'server' lock-acquire lock 0x5000, "\
 	"deadlock: waits for lock 0x5000 held by 4243 'peer'; 4243 "	\
 	"'peer' lock-acquire lock 0x6000), 77 cron (77 'cron' no "	\
 	"activity)"
