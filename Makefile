@@ -102,6 +102,7 @@ LIBSO    := $(O)/libactrack.so.2
 PRELOAD  := $(O)/libactrack-preload.so
 PRELOAD_OBJ := $(O)/lib/preload/preload.o
 PRELOAD_LIB_SRCS := $(filter-out lib/monitor.c lib/monitor_replay.c \
+		    lib/monitor_socket.c \
 		    lib/report_parse.c lib/save.c lib/snapshot.c lib/death.c \
 		    lib/proc_copy.c,$(LIB_SRCS))
 PRELOAD_LIB_OBJS := $(patsubst %.c,$(O)/preload/%.o,$(PRELOAD_LIB_SRCS))
@@ -383,7 +384,9 @@ check-tsan:
 	ACTRACK_TEST_TIMEOUT=$${ACTRACK_TEST_TIMEOUT:-1800} \
 		scripts/run-tests --host $(O)/tsan
 
-demo: all
+# The demo needs the library, the CLI and examples/demo (scripts/vmtest
+# builds actrack.ko for the VM's kernel): not the tests or benchmarks.
+demo: lib cli examples
 	scripts/demo
 
 include fuzz/fuzz.mk
@@ -392,7 +395,8 @@ include fuzz/fuzz.mk
 # about 90 s): bench/vm/vmbench.c, packed as the only program of its own
 # build directory.  make bench runs it last; bench-vm runs it alone.
 # VMBENCH="monitor threadexit" runs only those sections (default: all of
-# them: cost, latency, monitor, threadexit, stacks).
+# them: cost, latency, monitor, threadexit, stacks, idle, signals,
+# persist; the VM boots with vmtest --persist for the last).
 $(O)/bench-vm/examples/vmbench: bench/vm/vmbench.c bench/bench.h $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ibench $(LDFLAGS) -o $@ $< $(LIBA) $(LIBS)

@@ -22,6 +22,7 @@
 #include "actrack.h"
 #include "cli.h"
 #include "death_json.h"
+#include "death_stacks.h"
 #include "journal.h"
 #include "minidump.h"
 
@@ -500,8 +501,12 @@ static int add_matches(sd_journal *j, const struct deaths_opts *o)
 
 /* ---- export --------------------------------------------------------------- */
 
-/* The journal keeps a report's JSON and text, not its stack bytes. */
-#define EXPORT_NO_STACK	"the journal keeps no registers or stack bytes"
+/* Why an exported thread has no stack, when the entry says nothing of
+ * its stacks (no ACTRACK_STACKS) or what it says is not whole. */
+#define EXPORT_NO_STACK	"the journal entry keeps no registers or stack " \
+			"bytes (monitor --journal-stacks keeps them)"
+static const char export_bad_stacks[] =
+	"the journal entry's ACTRACK_STACKS is malformed: ignored";
 
 /* Field @name as a C string (cut at a NUL), "" when absent; free it. */
 static char *field_dup(sd_journal *j, const char *name)
@@ -561,39 +566,75 @@ static int export_death(sd_journal *j, struct actrack_death *d,
 	return 0;
 }
 
+/*
+ * The entry's stacks at death (ACTRACK_STACKS, monitor --journal-stacks)
+ * into @d, and in @h why a thread has none: NULL when the entry has them
+ * (then the report's flags say), else the journal's reason.  Return 0,
+ * -ENOMEM.
+ */
+static int export_stacks(sd_journal *j, struct actrack_death *d,
+			 struct minidump_host *h)
+{
+	const char *v;
+	size_t n;
+	int ret;
+
+	h->no_stack = EXPORT_NO_STACK;
+	if (get_field(j, "ACTRACK_STACKS", &v, &n))
+		return 0;
+	ret = death_stacks_decode((const uint8_t *)v, n, d);
+	if (ret == -ENOMEM)
+		return ret;
+	h->no_stack = ret ? export_bad_stacks : NULL;
+	return 0;
+}
+
+static void export_free(struct actrack_death *d,
+			const struct actrack_snap_thread *main)
+{
+	if (d->process.threads == main)
+		d->process.threads = NULL;
+	death_stacks_free(d);
+	death_json_free(d);
+}
+
 /* The current entry as a minidump in @dir.  Return 0, or 1 (said). */
 static int export_entry(sd_journal *j, const char *dir, uint64_t us)
 {
-	struct minidump_host h = { .time = (uint32_t)(us / 1000000),
-				   .no_stack = EXPORT_NO_STACK };
+	struct minidump_host h = { .time = (uint32_t)(us / 1000000) };
 	struct actrack_snap_thread main_thread;
 	struct actrack_death d;
 	char path[4096], pid[24];
-	char *text;
+	char *text, *kernel;
 	int ret;
 
 	if (export_death(j, &d, &main_thread)) {
-		if (d.process.threads == &main_thread)
-			d.process.threads = NULL;
-		death_json_free(&d);
+		export_free(&d, &main_thread);
 		fprintf(stderr, "actrack: deaths: export: pid %s: "
 			"ACTRACK_REPORT is not a death report: skipped\n",
 			journal_field_str(j, "ACTRACK_PID", pid, sizeof(pid),
 					  20));
 		return 1;
 	}
+	ret = export_stacks(j, &d, &h);
 	text = field_dup(j, "MESSAGE");
-	ret = minidump_write(dir, &d, &h, text, path, sizeof(path));
+	kernel = field_dup(j, "ACTRACK_KERNEL");
+	h.release = kernel;
+	if (!ret)
+		ret = minidump_write(dir, &d, &h, text, path, sizeof(path));
 	free(text);
-	if (d.process.threads == &main_thread)
-		d.process.threads = NULL;
-	death_json_free(&d);
+	free(kernel);
+	export_free(&d, &main_thread);
 	if (ret) {
 		fprintf(stderr, "actrack: deaths: export: cannot write pid "
 			"%u's minidump in %s: %s\n", d.process.pid, dir,
 			strerror(-ret));
 		return 1;
 	}
+	if (h.no_stack == export_bad_stacks)
+		fprintf(stderr, "actrack: deaths: export: pid %u: "
+			"ACTRACK_STACKS is malformed: written without "
+			"stacks\n", d.process.pid);
 	printf("%s\n", path);
 	return 0;
 }

@@ -40,6 +40,7 @@ struct mon_opts {
 	bool all_uids;
 	bool recent;
 	bool journal;		/* --journal: cli/journal.c */
+	bool journal_stacks;	/* --journal-stacks: and the stacks */
 	const char *minidump_dir;	/* --minidump-dir: cli/minidump.c */
 	long count;		/* -1: unlimited */
 	double timeout;		/* seconds, < 0: none */
@@ -195,7 +196,8 @@ static void on_death(const struct actrack_death *d, void *arg)
 	if (s->o->journal) {
 		int ret = journal_send_death(d, s->source, report_text,
 					     report_json,
-					     dumped ? dump : NULL);
+					     dumped ? dump : NULL,
+					     s->o->journal_stacks);
 
 		if (ret)
 			fprintf(stderr, "actrack: monitor: cannot write pid "
@@ -278,6 +280,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 		{ "all-uids",	no_argument,		NULL, 'a' },
 		{ "recent",	no_argument,		NULL, 'r' },
 		{ "journal",	no_argument,		NULL, 'J' },
+		{ "journal-stacks", no_argument,	NULL, 'K' },
 		{ "minidump-dir", required_argument,	NULL, 'M' },
 		{ "count",	required_argument,	NULL, 'n' },
 		{ "timeout",	required_argument,	NULL, 't' },
@@ -303,6 +306,10 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 			break;
 		case 'J':
 			o->journal = true;
+			break;
+		case 'K':
+			/* Opt-in: the journal's readers read them too. */
+			o->journal = o->journal_stacks = true;
 			break;
 		case 'M':
 			/* Checked now: a typo must not lose every dump. */

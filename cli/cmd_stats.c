@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* actrack stats: how full the arena is, and the module's counters. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
 #include "cli.h"
 
 static void print_flags(uint32_t flags)
@@ -67,6 +70,67 @@ static void print_kernel_stats(void)
 	       (unsigned long long)st.reports_dropped);
 }
 
+/*
+ * Does the module keep our arena in its persist= region (ACTRACK_LAYOUT_
+ * PERSISTENT)?  Only the module's layout says so: 1, 0, or -errno.
+ */
+static int module_arena_persistent(void)
+{
+	struct actrack_layout lay;
+	int fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, ACTRACK_IOC_LAYOUT, &lay) ? -errno :
+	      !!(lay.flags & ACTRACK_LAYOUT_PERSISTENT);
+	close(fd);
+	return ret;
+}
+
+/* Does the arena outlive the machine?  A file's does not. */
+static void print_persistent(const struct actrack_snapshot *s)
+{
+	int ret = 0;
+
+	if (cli.arena || !(s->header.flags & ACTRACK_ARENA_KERNEL)) {
+		printf("persist:   no (a file arena)\n");
+		return;
+	}
+	ret = module_arena_persistent();
+	if (ret == 1)
+		printf("persist:   yes (in the module's persist= region: "
+		       "kept across a crash or reset of the machine)\n");
+	else if (!ret)
+		printf("persist:   no (actrack.ko without persist=)\n");
+}
+
+/*
+ * The image the previous boot left in the persist= region, when this
+ * reader may read it (host root): one line that says it is there.
+ * Nothing when there is none or it is not ours to see.
+ */
+static void print_previous_boot(void)
+{
+	struct actrack_snapshot *p;
+	const uint8_t *b;
+	int ret;
+
+	ret = actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT, &p);
+	if (ret == -ENOENT && !access(ACTRACK_DEVICE_PATH, F_OK)) {
+		printf("previous boot: image kept, with no arena of uid %u\n",
+		       (unsigned int)geteuid());
+		return;
+	}
+	if (ret)
+		return;
+	b = p->header.boot_id;
+	printf("previous boot: image of boot %02x%02x%02x%02x-%02x%02x-"
+	       "%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x kept, read with "
+	       "--previous-boot\n", b[0], b[1], b[2], b[3], b[4], b[5], b[6],
+	       b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	actrack_snapshot_free(p);
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	struct actrack_snapshot *s;
@@ -84,6 +148,7 @@ int cmd_stats(int argc, char **argv)
 	    actrack_snapshot_take(NULL, 0, &s) == -ENOENT) {
 		printf("arena:     %s (none: no tracked process is alive)\n",
 		       ACTRACK_DEVICE_PATH);
+		print_previous_boot();
 		print_kernel_stats();
 		return ferror(stdout) ? 1 : 0;
 	}
@@ -109,9 +174,12 @@ int cmd_stats(int argc, char **argv)
 	printf("reclaimed: %u records of dead processes\n",
 	       s->header.reclaimed_records);
 	printf("abi:       %u.%u\n", s->header.abi_major, s->header.abi_minor);
+	print_persistent(s);
 	/* Only the live module arena has module counters to go with it. */
-	if (!cli.arena && (s->header.flags & ACTRACK_ARENA_KERNEL))
+	if (!cli.arena && (s->header.flags & ACTRACK_ARENA_KERNEL)) {
+		print_previous_boot();
 		print_kernel_stats();
+	}
 	actrack_snapshot_free(s);
 	return ferror(stdout) ? 1 : 0;
 }

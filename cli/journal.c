@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <systemd/sd-journal.h>
 
 #include "actrack.h"
 #include "cli.h"
+#include "death_stacks.h"
 #include "journal.h"
 #include "render.h"
 
@@ -118,7 +120,7 @@ static void comm_of(const struct actrack_death *d, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-#define NR_FIELDS	32
+#define NR_FIELDS	40
 
 /* "NAME=value" into @iov[*@n] (the journal takes any bytes after '='). */
 static int field(struct iovec *iov, int *n, char **owned, const char *fmt, ...)
@@ -158,9 +160,46 @@ static int field_bytes(struct iovec *iov, int *n, char **owned,
 	return 0;
 }
 
+/*
+ * ACTRACK_MINIDUMP=@minidump (if any), ACTRACK_KERNEL, the release the
+ * process died on (the monitor runs on its machine), and with @stacks
+ * ACTRACK_STACKS: its stacks at death as death_stacks.h lays them out (a
+ * binary value: sd_journal_sendv() sends a value with newlines in the
+ * native protocol's binary form).
+ */
+static int death_extra(struct iovec *iov, int *n, char **owned,
+		       const struct actrack_death *d, const char *minidump,
+		       bool stacks)
+{
+	struct utsname u;
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	if (minidump) {
+		ret = field(iov, n, owned, "ACTRACK_MINIDUMP=%s", minidump);
+		if (ret)
+			return ret;
+	}
+	if (!uname(&u)) {
+		ret = field(iov, n, owned, "ACTRACK_KERNEL=%s", u.release);
+		if (ret)
+			return ret;
+	}
+	if (!stacks || !d->nr_stacks)
+		return 0;
+	ret = death_stacks_encode(d, &buf, &len);
+	if (ret)
+		return ret;
+	ret = field_bytes(iov, n, owned, "ACTRACK_STACKS", (const char *)buf,
+			  len);
+	free(buf);
+	return ret;
+}
+
 int journal_send_death(const struct actrack_death *d, const char *source,
 		       journal_render_fn text, journal_render_fn json,
-		       const char *minidump)
+		       const char *minidump, bool stacks)
 {
 	struct iovec iov[NR_FIELDS];
 	char *owned[NR_FIELDS] = { NULL };
@@ -247,8 +286,8 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 			    d->oom.memcg) ?:
 		      field(iov, &n, owned, "ACTRACK_OOM_MEMCG_LIMIT=%" PRIu64,
 			    d->oom.memcg_limit);
-	if (!ret && minidump)
-		ret = field(iov, &n, owned, "ACTRACK_MINIDUMP=%s", minidump);
+	if (!ret)
+		ret = death_extra(iov, &n, owned, d, minidump, stacks);
 	if (ret)
 		goto out;
 	ret = sd_journal_sendv(iov, n);

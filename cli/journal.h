@@ -41,12 +41,16 @@ void journal_monitor_gap(const struct actrack_monitor_gap *gap, void *arg);
 
 /*
  * Write @d to the journal as one entry: MESSAGE from @text, ACTRACK_REPORT
- * from @json, the ACTRACK_* fields, and ACTRACK_MINIDUMP=@minidump, the
- * file monitor --minidump-dir wrote (NULL: none).  Return 0 or -errno.
+ * from @json, the ACTRACK_* fields (ACTRACK_KERNEL: this machine's
+ * release), and ACTRACK_MINIDUMP=@minidump, the file monitor
+ * --minidump-dir wrote (NULL: none).  @stacks (monitor --journal-stacks):
+ * also ACTRACK_STACKS, every thread's registers and stack bytes
+ * (cli/death_stacks.h), which readers of the journal then read: opt-in
+ * (docs/trust.md).  Return 0 or -errno.
  */
 int journal_send_death(const struct actrack_death *d, const char *source,
 		       journal_render_fn text, journal_render_fn json,
-		       const char *minidump);
+		       const char *minidump, bool stacks);
 
 /*
  * One entry of a hang episode (cli/cmd_hangs.c): its start (@ended NULL,

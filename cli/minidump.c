@@ -133,18 +133,6 @@ static uint32_t put_bytes(struct mbuf *b, const void *src, size_t n,
 	return at;
 }
 
-/* Crashpad's MinidumpUTF8String: length, bytes, a NUL. */
-static uint32_t put_utf8(struct mbuf *b, const char *s)
-{
-	size_t n = strlen(s);
-	uint32_t at = mb_take(b, 4 + n + 1, 4);
-
-	put32(b, at, n);
-	if (!b->err)
-		memcpy(b->p + at + 4, s, n);
-	return at;
-}
-
 /* The next code point of UTF-8 @s (advancing *@i); U+FFFD for a byte
  * that starts no valid sequence: a path is bytes, not text. */
 static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *i)
@@ -435,6 +423,22 @@ static const char *no_stack_why(const struct actrack_death *d,
 	return "not captured: the report holds no stack of this thread";
 }
 
+/* Crashpad's MinidumpUTF8String of the @n bytes at @s. */
+static uint32_t put_utf8n(struct mbuf *b, const char *s, size_t n)
+{
+	uint32_t at = mb_take(b, 4 + n + 1, 4);
+
+	put32(b, at, n);
+	if (!b->err && n)
+		memcpy(b->p + at + 4, s, n);
+	return at;
+}
+
+static uint32_t put_utf8(struct mbuf *b, const char *s)
+{
+	return put_utf8n(b, s, strlen(s));
+}
+
 /* One key and value of the annotation dictionary at @dict. */
 static void put_kv(struct mbuf *b, uint32_t dict, uint32_t i,
 		   const char *key, const char *val)
@@ -443,33 +447,138 @@ static void put_kv(struct mbuf *b, uint32_t dict, uint32_t i,
 	put32(b, dict + 8 + 8 * i, put_utf8(b, val));
 }
 
+/* A thread's activity or one of its values, from the text report. */
+struct md_note {
+	char key[128];
+	const char *val;
+	size_t len;
+};
+
+#define MD_MAX_NOTES	4096
+
+static bool has_thread(const struct actrack_death *d, uint32_t tid)
+{
+	for (uint32_t i = 0; i < d->process.nr_threads; i++)
+		if (d->process.threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Line @l (@n bytes) of thread @tid's block, after activity *@act: a
+ * note into @nt if it is an activity ("    [N] ...") or a value of the
+ * activity before it ("         NAME = VALUE").  Return: 1 if noted. */
+static int note_line(const char *l, size_t n, uint32_t tid, uint32_t *act,
+		     struct md_note *nt)
+{
+	const char *eq;
+	unsigned int lvl;
+	int off = 0;
+
+	if (n > 5 && !memcmp(l, "    [", 5) &&
+	    sscanf(l + 5, "%u] %n", &lvl, &off) == 1 && off && lvl &&
+	    (size_t)(5 + off) <= n) {
+		*act = lvl;
+		snprintf(nt->key, sizeof(nt->key),
+			 "actrack.thread.%u.activity.%u", tid, lvl);
+		nt->val = l + 5 + off;
+		nt->len = n - 5 - (size_t)off;
+		return 1;
+	}
+	if (n > 9 && !memcmp(l, "         ", 9) && *act && l[9] != ' ' &&
+	    (eq = memmem(l + 9, n - 9, " = ", 3))) {
+		snprintf(nt->key, sizeof(nt->key),
+			 "actrack.thread.%u.activity.%u.%.*s", tid, *act,
+			 (int)(eq - l - 9), l + 9);
+		nt->val = eq + 3;
+		nt->len = n - (size_t)(eq + 3 - l);
+		return 1;
+	}
+	if (n < 9 || memcmp(l, "         ", 9))
+		*act = 0;		/* a signal or backtrace line */
+	return 0;
+}
+
+/*
+ * Each thread's activities (innermost first, as the report prints them)
+ * and their values, read back from @text, the text report (render.c's
+ * render_thread_text() lines): its thread blocks of threads @d has.
+ * Return the notes (free them; NULL when none) and their number.
+ */
+static struct md_note *thread_notes(const struct actrack_death *d,
+				    const char *text, uint32_t *nr)
+{
+	struct md_note *notes = NULL, *p;
+	uint32_t tid = 0, act = 0, cap = 0;
+	const char *l = text, *end;
+
+	*nr = 0;
+	for (; l && *l && *nr < MD_MAX_NOTES; l = end ? end + 1 : NULL) {
+		size_t n;
+		unsigned int t;
+
+		end = strchr(l, '\n');
+		n = end ? (size_t)(end - l) : strlen(l);
+		if (n > 9 && !memcmp(l, "  thread ", 9)) {
+			tid = sscanf(l + 9, "%u", &t) == 1 && has_thread(d, t) ?
+			      t : 0;
+			act = 0;
+			continue;
+		}
+		if (n < 4 || memcmp(l, "    ", 4))
+			tid = 0;	/* a line of the process, not a thread */
+		if (!tid)
+			continue;
+		if (*nr == cap) {
+			cap = cap ? 2 * cap : 16;
+			p = realloc(notes, cap * sizeof(*notes));
+			if (!p)
+				break;
+			notes = p;
+		}
+		*nr += (uint32_t)note_line(l, n, tid, &act, &notes[*nr]);
+	}
+	return notes;
+}
+
 /*
  * Crashpad's MinidumpCrashpadInfo (version 1) holding only the simple
- * annotations: what the process was doing, as crash servers show it,
+ * annotations: what the process was doing, as crash servers show it
+ * (the whole report, and each thread's activities and their values),
  * and, for each thread listed without a stack, why.
  */
 static uint32_t put_annotations(struct mbuf *b, const struct actrack_death *d,
 				const struct minidump_host *h,
 				const struct md_thread *mt, const char *text)
 {
-	uint32_t n = 3, nr = d->process.nr_threads, dict, at;
+	uint32_t n = 3, nr = d->process.nr_threads, dict, at, nr_notes, k;
+	struct md_note *notes = text ? thread_notes(d, text, &nr_notes) : NULL;
 	char pid[16], key[48];
 
+	if (!text)
+		nr_notes = 0;
 	for (uint32_t i = 0; i < nr; i++)
 		n += !mt[i].stack;
+	n += nr_notes;
 	snprintf(pid, sizeof(pid), "%u", d->process.pid);
 	dict = mb_take(b, 4 + 8 * (size_t)n, 4);
 	put32(b, dict, n);
 	put_kv(b, dict, 0, "actrack.pid", pid);
 	put_kv(b, dict, 1, "actrack.cmdline", d->process.cmdline);
 	put_kv(b, dict, 2, "actrack.report", text ? text : "");
-	for (uint32_t i = 0, k = 3; i < nr; i++) {
+	k = 3;
+	for (uint32_t i = 0; i < nr; i++) {
 		if (mt[i].stack)
 			continue;
 		snprintf(key, sizeof(key), "actrack.thread.%u.no_stack",
 			 mt[i].tid);
 		put_kv(b, dict, k++, key, no_stack_why(d, h));
 	}
+	for (uint32_t i = 0; i < nr_notes; i++, k++) {
+		put32(b, dict + 4 + 8 * k, put_utf8(b, notes[i].key));
+		put32(b, dict + 8 + 8 * k,
+		      put_utf8n(b, notes[i].val, notes[i].len));
+	}
+	free(notes);
 	at = mb_take(b, MD_CRASHPAD_INFO_SIZE, 4);
 	put32(b, at, 1);
 	put_loc(b, at + 36, 4 + 8 * n, dict);

@@ -14,8 +14,9 @@
 #   death     the death report parser (lib/report_parse.c), and the
 #             minidump writer (cli/minidump.c) on what it accepts
 #   export    deaths export's input: a journal entry's JSON report, read
-#             by cli/death_json.c and cli/json_read.c, then written as a
-#             minidump (seed: fuzz/export_seed.json)
+#             by cli/death_json.c and cli/json_read.c, and its stacks
+#             (cli/death_stacks.c), then written as a minidump (seeds:
+#             fuzz/export_seed.json, fuzz/export_seed_stacks.bin)
 #   snapshot  an arbitrary file as --arena, through actrack_snapshot_take()
 #   writers   dump --json and --trace (cli/json.c, cli/trace.c) on the
 #             snapshots of arbitrary arenas; the CLI's objects without main
@@ -83,7 +84,7 @@ $(FUZZ_O)/death_fuzz: fuzz/death_fuzz.c $(FUZZ_LIB_OBJS) \
 		$(LIBS)
 
 # deaths export's reading of a report, and the writer on what it accepts.
-EXPORT_OBJS := $(patsubst %,$(FUZZ_O)/obj/cli/%.o,death_json json_read minidump)
+EXPORT_OBJS := $(patsubst %,$(FUZZ_O)/obj/cli/%.o,death_json death_stacks json_read minidump)
 $(FUZZ_O)/export_fuzz: fuzz/export_fuzz.c $(EXPORT_OBJS) $(MD_READ_O)
 	clang $(FUZZ_CFLAGS) -Iselftests/actrack -fsanitize=fuzzer -o $@ $< \
 		$(EXPORT_OBJS) $(MD_READ_O)
@@ -103,7 +104,8 @@ $(FUZZ_O)/seeds/.done: $(FUZZ_O)/gen_corpus
 	$(FUZZ_O)/gen_corpus $(FUZZ_O)/seeds
 	cp -r $(FUZZ_O)/seeds/arena $(FUZZ_O)/seeds/walk
 	mkdir -p $(FUZZ_O)/seeds/export
-	cp fuzz/export_seed.json $(FUZZ_O)/seeds/export/
+	cp fuzz/export_seed.json fuzz/export_seed_stacks.bin \
+		$(FUZZ_O)/seeds/export/
 	touch $@
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ_O)/seeds/.done

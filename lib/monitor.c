@@ -25,7 +25,8 @@
  * were received (netlink datagrams carry no send time: SO_TIMESTAMP on a
  * netlink socket stamps them when they are read).
  *
- * Overflows of the socket: lib/monitor_replay.c.
+ * Requests and their answers: lib/monitor_socket.c.  Overflows of the
+ * socket: lib/monitor_replay.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -44,300 +45,6 @@
 #include "monitor.h"
 #include "report_parse.h"
 
-/* Receive buffer: one datagram.  Grown to the size the kernel reports for
- * the pending datagram (MSG_PEEK|MSG_TRUNC), up to the cap. */
-#define MON_BUF_INITIAL		(64U * 1024)
-#define MON_BUF_MAX		(16U * 1024 * 1024)
-/* Socket receive buffer asked for: a burst of deaths (a crashing process
- * group) must not overflow it. */
-#define MON_RCVBUF		(4 * 1024 * 1024)
-/* How long a request may wait for the kernel's answer. */
-#define MON_REPLY_TIMEOUT_MS	5000
-/* Reports kept while waiting for the SUBSCRIBE ack. */
-#define MON_STASH_MAX		256
-
-/* ---------------------------------------------------------------------- */
-/* Sockets                                                                 */
-/* ---------------------------------------------------------------------- */
-
-static struct mnl_socket *mon_socket(size_t rcvbuf)
-{
-	struct mnl_socket *nl;
-	int one = 1, sz = (int)rcvbuf;
-
-	nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
-	if (!nl)
-		return NULL;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int err = errno;
-
-		mnl_socket_close(nl);
-		errno = err;
-		return NULL;
-	}
-	/* Acks without the echoed request: we never look at it. */
-	mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
-	if (rcvbuf) {
-		/* FORCE ignores rmem_max but needs CAP_NET_ADMIN; the plain
-		 * request is capped by rmem_max.  Either is fine. */
-		if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET,
-			       SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-			setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET,
-				   SO_RCVBUF, &sz, sizeof(sz));
-	}
-	return nl;
-}
-
-static int mon_grow(struct actrack_monitor *m, size_t want)
-{
-	char *p;
-
-	if (want <= m->buf_len)
-		return 0;
-	if (want > MON_BUF_MAX)
-		return -EMSGSIZE;
-	p = realloc(m->buf, want);
-	if (!p)
-		return -ENOMEM;
-	m->buf = p;
-	m->buf_len = want;
-	return 0;
-}
-
-/*
- * Receive one datagram from the kernel into m->buf.  @timeout_ms as for
- * poll(); 0 = only what is pending.  Return: bytes, -EAGAIN (nothing within
- * the timeout), -ENOBUFS (the socket overflowed: datagrams were dropped),
- * -errno.  Datagrams not from the kernel and oversize ones are consumed and
- * skipped.
- */
-static ssize_t mon_recv(struct actrack_monitor *m, struct mnl_socket *nl,
-			int timeout_ms)
-{
-	int fd = mnl_socket_get_fd(nl);
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	struct sockaddr_nl sa;
-	struct iovec iov;
-	struct msghdr msg;
-	ssize_t n;
-	int ret;
-
-	for (;;) {
-		ret = poll(&pfd, 1, timeout_ms);
-		if (ret < 0)
-			return -errno;
-		if (ret == 0)
-			return -EAGAIN;
-		n = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			return -errno;
-		}
-		ret = mon_grow(m, (size_t)n);
-		iov.iov_base = m->buf;
-		iov.iov_len = m->buf_len;
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_name = &sa;
-		msg.msg_namelen = sizeof(sa);
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		n = recvmsg(fd, &msg, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			return -errno;
-		}
-		m->rx_ns = __actrack_real_ns();
-		if (ret || (msg.msg_flags & MSG_TRUNC) ||
-		    msg.msg_namelen != sizeof(sa) || sa.nl_family != AF_NETLINK ||
-		    sa.nl_pid != 0) {
-			/* Too big to keep, or not from the kernel. */
-			m->malformed++;
-			continue;
-		}
-		return n;
-	}
-}
-
-static void mon_put_req(struct actrack_monitor *m, char *buf, uint8_t cmd,
-			uint16_t flags, bool all_uids)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct genlmsghdr *g;
-
-	nlh->nlmsg_type = m->family;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	nlh->nlmsg_seq = ++m->seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = cmd;
-	g->version = ACTRACK_GENL_VERSION;
-	if (all_uids)
-		mnl_attr_put(nlh, ACTRACK_A_ALL_UIDS, 0, NULL);
-}
-
-/*
- * Keep an unsolicited report received while waiting for an answer.  One
- * that cannot be kept (the stash is full, no memory) is a report lost as
- * surely as one the kernel dropped: the same recovery through the ring,
- * and the same gap said, as after ENOBUFS.
- */
-static void mon_stash(struct actrack_monitor *m, const struct nlmsghdr *nlh)
-{
-	struct mon_stash *s = NULL;
-
-	if (m->nr_stash < MON_STASH_MAX)
-		s = malloc(sizeof(*s) + nlh->nlmsg_len);
-	if (!s) {
-		if (!m->overflow_ns)
-			m->overflow_ns = __actrack_real_ns();
-		return;
-	}
-	s->next = NULL;
-	s->rx_ns = m->rx_ns;
-	memcpy(s->nlh, nlh, nlh->nlmsg_len);
-	*m->stash_tail = s;
-	m->stash_tail = &s->next;
-	m->nr_stash++;
-}
-
-/*
- * Send the request in @req and read until its ack (doit) or NLMSG_DONE
- * (dump), handing each family message of our sequence to @fn.  Messages of
- * another sequence are deaths (seq 0): stashed when @stash, else dropped.
- * Return: 0 or the first negative error (kernel errno as is, -ETIMEDOUT).
- */
-static int mon_transact(struct actrack_monitor *m, struct mnl_socket *nl,
-			struct nlmsghdr *req, bool dump, mon_reply_fn fn,
-			void *arg, bool stash)
-{
-	uint32_t seq = req->nlmsg_seq;
-	uint32_t portid = mnl_socket_get_portid(nl);
-	int err = 0;
-
-	if (mnl_socket_sendto(nl, req, req->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		const struct nlmsghdr *nlh;
-		ssize_t n;
-		int rem;
-
-		n = mon_recv(m, nl, MON_REPLY_TIMEOUT_MS);
-		if (n == -EAGAIN)
-			return -ETIMEDOUT;
-		/* Reports dropped on the subscribed socket (the SUBSCRIBE of
-		 * a reload): recovered by the next dispatch. */
-		if (n == -ENOBUFS && stash) {
-			if (!m->overflow_ns)
-				m->overflow_ns = __actrack_real_ns();
-			continue;
-		}
-		if (n < 0)
-			return (int)n;
-		rem = (int)n;
-		for (nlh = (const struct nlmsghdr *)m->buf;
-		     mnl_nlmsg_ok(nlh, rem); nlh = mnl_nlmsg_next(nlh, &rem)) {
-			if (nlh->nlmsg_seq != seq ||
-			    (nlh->nlmsg_pid && nlh->nlmsg_pid != portid)) {
-				/* Reports, and the controller's notices
-				 * (a reload in the middle of a request). */
-				if (stash && (nlh->nlmsg_type == m->family ||
-					      nlh->nlmsg_type == GENL_ID_CTRL))
-					mon_stash(m, nlh);
-				continue;
-			}
-			switch (nlh->nlmsg_type) {
-			case NLMSG_ERROR: {
-				const struct nlmsgerr *e;
-
-				if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
-					return -EBADMSG;
-				e = mnl_nlmsg_get_payload(nlh);
-				/* error 0 is the ack; a kernel errno is
-				 * passed through as is (-EPERM, ...). */
-				if (e->error > 0 || e->error < -4095)
-					return -EBADMSG;
-				return e->error ? e->error : err;
-			}
-			case NLMSG_DONE:
-				if (!dump)
-					continue;
-				/* The dump's own return value, if any. */
-				if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int)) {
-					int v;
-
-					memcpy(&v, mnl_nlmsg_get_payload(nlh),
-					       sizeof(v));
-					if (v < 0 && v >= -4095)
-						return v;
-				}
-				return err;
-			case NLMSG_NOOP:
-			case NLMSG_OVERRUN:
-				continue;
-			default:
-				if (fn) {
-					int r = fn(m, nlh, arg);
-
-					if (r < 0 && !err)
-						err = r;
-				}
-			}
-		}
-	}
-}
-
-static int mon_family_reply(struct actrack_monitor *m,
-			    const struct nlmsghdr *nlh, void *arg)
-{
-	uint16_t *id = arg;
-	const struct nlattr *attr;
-
-	if (nlh->nlmsg_type != GENL_ID_CTRL ||
-	    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
-		return -EBADMSG;
-	mnl_attr_for_each(attr, nlh, GENL_HDRLEN) {
-		if (mnl_attr_get_type(attr) != CTRL_ATTR_FAMILY_ID)
-			continue;
-		if (mnl_attr_validate(attr, MNL_TYPE_U16) < 0)
-			return -EBADMSG;
-		*id = mnl_attr_get_u16(attr);
-	}
-	return 0;
-}
-
-/* Ask the controller about family @name on @nl; its answer goes to @fn. */
-static int mon_get_family(struct actrack_monitor *m, struct mnl_socket *nl,
-			  const char *name, mon_reply_fn fn, void *arg)
-{
-	char req[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-	struct genlmsghdr *g;
-
-	nlh->nlmsg_type = GENL_ID_CTRL;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = ++m->seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = CTRL_CMD_GETFAMILY;
-	g->version = 1;
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
-	return mon_transact(m, nl, nlh, false, fn, arg, false);
-}
-
-/* Generic netlink id of "actrack": -ENOENT when the module is not loaded. */
-static int mon_resolve(struct actrack_monitor *m, struct mnl_socket *nl)
-{
-	uint16_t id = 0;
-	int ret;
-
-	ret = mon_get_family(m, nl, ACTRACK_GENL_NAME, mon_family_reply, &id);
-	if (ret)
-		return ret;
-	if (id < NLMSG_MIN_TYPE)
-		return -EBADMSG;
-	m->family = id;
-	return 0;
-}
 
 /* The controller's "notify" multicast group, from its GETFAMILY answer. */
 static int mon_notify_grp(const struct nlattr *grp, uint32_t *id)
@@ -399,7 +106,7 @@ static int mon_watch_ctrl(struct actrack_monitor *m, struct mnl_socket *nl)
 	uint32_t grp = 0;
 	int ret;
 
-	ret = mon_get_family(m, nl, "nlctrl", mon_ctrl_reply, &grp);
+	ret = __actrack_mon_get_family(m, nl, "nlctrl", mon_ctrl_reply, &grp);
 	if (ret)
 		return ret;
 	if (!grp)
@@ -485,10 +192,10 @@ static int mon_resubscribe(struct actrack_monitor *m)
 	free(m->seen);
 	m->seen = NULL;
 	m->nr_seen = 0;
-	mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
-		    m->flags & ACTRACK_MONITOR_ALL_UIDS);
-	ret = mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
-			   NULL, true);
+	__actrack_mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
+			      m->flags & ACTRACK_MONITOR_ALL_UIDS);
+	ret = __actrack_mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
+				     NULL, true);
 	/* Gone again already: its DELFAMILY is queued behind (or stashed),
 	 * and the next NEWFAMILY brings us back here. */
 	if (ret == -ENOENT)
@@ -501,44 +208,6 @@ static int mon_resubscribe(struct actrack_monitor *m)
 		m->gap_fn(&m->gap, m->gap_arg);
 	memset(&m->gap, 0, sizeof(m->gap));
 	return 0;
-}
-
-/* A socket for one request/answer, so that answers never mix with reports. */
-int __actrack_mon_query(struct actrack_monitor *m, uint8_t cmd, bool dump,
-			mon_reply_fn fn, void *arg)
-{
-	char req[MNL_SOCKET_BUFFER_SIZE];
-	struct mnl_socket *nl;
-	int ret;
-
-	nl = mon_socket(dump ? MON_RCVBUF : 0);
-	if (!nl)
-		return -errno;
-	/*
-	 * The kernel sizes each skb of a dump from the largest recvmsg()
-	 * this socket has done, and fills the first one while handling the
-	 * request: on a fresh socket that is a page, and a report alone in
-	 * a page-sized skb is cut and marked truncated although it is
-	 * whole in the ring.  One answered request (the family lookup,
-	 * received into our 64 KiB buffer) first lets the dump use skbs of
-	 * up to 32 KiB, the most a dump gets.
-	 */
-	if (dump) {
-		ret = mon_resolve(m, nl);
-		if (ret) {
-			mnl_socket_close(nl);
-			return ret;
-		}
-	}
-	/* The kernel validates requests strictly: ALL_UIDS only where the
-	 * command takes it. */
-	mon_put_req(m, req, cmd, dump ? NLM_F_DUMP : NLM_F_ACK,
-		    cmd == ACTRACK_CMD_GET_DEATHS &&
-		    (m->flags & ACTRACK_MONITOR_ALL_UIDS));
-	ret = mon_transact(m, nl, (struct nlmsghdr *)req, dump, fn, arg,
-			   false);
-	mnl_socket_close(nl);
-	return ret;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -560,10 +229,10 @@ int actrack_monitor_open(uint32_t flags, struct actrack_monitor **out)
 	m->flags = flags;
 	m->stash_tail = &m->stash;
 	m->seq = (uint32_t)time(NULL);
-	ret = mon_grow(m, MON_BUF_INITIAL);
+	ret = __actrack_mon_grow(m, MON_BUF_INITIAL);
 	if (ret)
 		goto err_free;
-	m->nl = mon_socket(MON_RCVBUF);
+	m->nl = __actrack_mon_socket(MON_RCVBUF);
 	if (!m->nl) {
 		ret = -errno;
 		goto err_free;
@@ -572,14 +241,14 @@ int actrack_monitor_open(uint32_t flags, struct actrack_monitor **out)
 	ret = mon_watch_ctrl(m, m->nl);
 	if (ret)
 		goto err_close;
-	ret = mon_resolve(m, m->nl);
+	ret = __actrack_mon_resolve(m, m->nl);
 	if (ret)
 		goto err_close;
 	m->sub_mono_ns = __actrack_mono_ns();
-	mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
-		    flags & ACTRACK_MONITOR_ALL_UIDS);
-	ret = mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
-			   NULL, true);
+	__actrack_mon_put_req(m, req, ACTRACK_CMD_SUBSCRIBE, NLM_F_ACK,
+			      flags & ACTRACK_MONITOR_ALL_UIDS);
+	ret = __actrack_mon_transact(m, m->nl, (struct nlmsghdr *)req, false, NULL,
+				     NULL, true);
 	if (ret)
 		goto err_close;
 	*out = m;
@@ -676,8 +345,8 @@ int actrack_monitor_dispatch(struct actrack_monitor *m, int timeout_ms,
 					return ret;
 			}
 		}
-		n = mon_recv(m, m->nl, count || m->overflow_ns ? 0 :
-					timeout_ms);
+		n = __actrack_mon_recv(m, m->nl, count || m->overflow_ns ? 0 :
+				       timeout_ms);
 		if (n == -ENOBUFS) {
 			/* Reports were dropped: read those queued before
 			 * them first, then the ring (lib/monitor_replay.c). */
@@ -752,7 +421,8 @@ int actrack_monitor_recent(struct actrack_monitor *m, actrack_exit_fn fn,
 
 	if (!m)
 		return -EINVAL;
-	ret = __actrack_mon_query(m, ACTRACK_CMD_GET_DEATHS, true, mon_recent_reply, &c);
+	ret = __actrack_mon_query(m, ACTRACK_CMD_GET_DEATHS, true,
+				  mon_recent_reply, &c);
 	return ret ? ret : c.count;
 }
 
@@ -843,7 +513,8 @@ int actrack_monitor_stats(struct actrack_monitor *m, struct actrack_kstats *st)
 
 	if (!m || !st)
 		return -EINVAL;
-	ret = __actrack_mon_query(m, ACTRACK_CMD_GET_STATS, false, mon_stats_reply, &r);
+	ret = __actrack_mon_query(m, ACTRACK_CMD_GET_STATS, false,
+				  mon_stats_reply, &r);
 	if (ret)
 		return ret;
 	if (!r.got)
@@ -862,7 +533,7 @@ void actrack_monitor_close(struct actrack_monitor *m)
 		/* Best effort: closing the socket ends the subscription in
 		 * the kernel anyway. */
 		if (m->family) {
-			mon_put_req(m, req, ACTRACK_CMD_UNSUBSCRIBE, 0, false);
+			__actrack_mon_put_req(m, req, ACTRACK_CMD_UNSUBSCRIBE, 0, false);
 			mnl_socket_sendto(m->nl, req,
 					  ((struct nlmsghdr *)req)->nlmsg_len);
 		}

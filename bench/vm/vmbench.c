@@ -57,8 +57,16 @@
  *       whole untracked path: the fatality test and the hash lookup), and
  *       unloaded, alternating in one boot.  Goal: within noise.
  *
+ *   push+pop on a persistent arena: a forked child attaches and times
+ *       PP_OPS push+pop pairs, with the module loaded with persist= (its
+ *       arena in the reserve_mem= region of scripts/vmtest --persist,
+ *       mapped with remap_pfn_range) against loaded without it (vmalloc),
+ *       the same arena_size, alternating reloads, medians of RUNS; in ns
+ *       per pair.  Both are plain stores to mapped RAM: goal, the same.
+ *       Without the region (a boot without --persist): a SKIP line.
+ *
  * usage: vmbench [cost] [latency] [monitor] [threadexit] [stacks] [idle]
- * [signals] (default: all seven).
+ * [signals] [persist] (default: all eight).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -67,6 +75,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "actrack.h"
@@ -1181,6 +1191,112 @@ static void signals_cost(void)
 	waitpid(target, NULL, 0);
 }
 
+/* ---- push+pop on a persistent arena ----------------------------------- */
+
+#define PP_OPS		2000000
+#define PERSIST_LABEL	"actrack_vmtest"	/* scripts/vmtest --persist */
+
+/* rmmod (waiting out the last fds' release), then insmod with @params. */
+static int reload_ko(const char *params)
+{
+	char cmd[256];
+
+	for (int i = 0; i < 200 && sh("rmmod actrack 2>/dev/null"); i++)
+		usleep(50 * 1000);
+	snprintf(cmd, sizeof(cmd), "insmod " KO " %s", params);
+	return sh(cmd);
+}
+
+struct pp_result {
+	double ns;		/* per push+pop pair */
+	int persistent;		/* ACTRACK_LAYOUT_PERSISTENT of its arena */
+};
+
+/*
+ * A forked child attaches to the module's arena and times PP_OPS pairs.
+ * Return: its figures, ns < 0 when it could not.
+ */
+static struct pp_result push_pop_child(void)
+{
+	struct pp_result r = { .ns = -1 };
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return r;
+	pid = fork();
+	if (pid == 0) {
+		struct actrack_layout lay;
+		uint64_t t0;
+		int fd;
+
+		close(p[0]);
+		if (actrack_thread_init("pushpop") ||
+		    actrack_backend() != ACTRACK_BACKEND_MODULE)
+			_exit(2);
+		fd = open("/dev/actrack", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || ioctl(fd, ACTRACK_IOC_LAYOUT, &lay))
+			_exit(3);
+		close(fd);
+		r.persistent = !!(lay.flags & ACTRACK_LAYOUT_PERSISTENT);
+		for (int i = 0; i < PP_OPS / 10; i++)	/* warm up */
+			actrack_pop(actrack_push_task(1));
+		t0 = bench_now_ns();
+		for (int i = 0; i < PP_OPS; i++)
+			actrack_pop(actrack_push_task((uint64_t)i));
+		r.ns = (double)(bench_now_ns() - t0) / PP_OPS;
+		_exit(write(p[1], &r, sizeof(r)) == sizeof(r) ? 0 : 4);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &r, sizeof(r)) != sizeof(r))
+		r.ns = -1;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return r;
+}
+
+static void persist_cost(void)
+{
+	double vm[RUNS], pe[RUNS];
+	struct pp_result r;
+
+	for (int k = 0; k < RUNS; k++) {
+		if (reload_ko("persist=" PERSIST_LABEL)) {
+			printf("bench vm_push_pop_persistent SKIP no reserve_mem= "
+			       "region " PERSIST_LABEL " (scripts/vmtest "
+			       "--persist, Linux 6.12+)\n");
+			reload_ko("");
+			return;
+		}
+		r = push_pop_child();
+		if (r.ns < 0 || !r.persistent) {
+			printf("bench vm_push_pop_persistent FAIL %s\n",
+			       r.ns < 0 ? "the child could not push" :
+			       "its arena is not in the region");
+			reload_ko("");
+			return;
+		}
+		pe[k] = r.ns;
+		r = (reload_ko("") ? (struct pp_result){ .ns = -1 } :
+		     push_pop_child());
+		if (r.ns < 0 || r.persistent) {
+			printf("bench vm_push_pop_vmalloc FAIL %s\n",
+			       r.ns < 0 ? "the child could not push" :
+			       "its arena is in the region");
+			return;
+		}
+		vm[k] = r.ns;
+		printf("# run %d: push+pop persistent %.1f ns, vmalloc %.1f ns\n",
+		       k, pe[k], vm[k]);
+		fflush(stdout);
+	}
+	bench_line("vm_push_pop_vmalloc", bench_median(vm, RUNS), "ns",
+		   bench_median(vm, RUNS));
+	bench_line("vm_push_pop_persistent", bench_median(pe, RUNS), "ns",
+		   bench_median(vm, RUNS));
+}
+
 static bool want(int argc, char **argv, const char *what)
 {
 	if (argc < 2)
@@ -1250,6 +1366,8 @@ int main(int argc, char **argv)
 		idle_wakeups();
 	if (want(argc, argv, "signals"))
 		signals_cost();
+	if (want(argc, argv, "persist"))
+		persist_cost();
 	if (want(argc, argv, "latency") || want(argc, argv, "monitor") ||
 	    want(argc, argv, "stacks") || want(argc, argv, "threadexit"))
 		sized_runs(argc, argv);

@@ -44,6 +44,13 @@ struct entry {
 	const char *killer;		/* ACTRACK_KILLER, or NULL */
 };
 
+/* What monitor --journal-stacks adds to an entry. */
+struct entry_extra {
+	const char *kernel;		/* ACTRACK_KERNEL, or NULL */
+	const uint8_t *stacks;		/* ACTRACK_STACKS (binary), or NULL */
+	size_t stacks_len;
+};
+
 static const struct entry entries[] = {
 	{ T0, MESSAGE_ID, "100", "1000", "server", "/usr/bin/server --port 80",
 	  "main-loop-started", "11", "SIGSEGV", "1", NULL,
@@ -84,8 +91,10 @@ static const struct entry entries[] = {
 
 #define NR_ENTRIES	(sizeof(entries) / sizeof(entries[0]))
 
+/* @extra: NULL, or one per entry of @list. */
 static int write_journal(const char *dir, const struct entry *list,
-			 size_t nr, char *journal, size_t len)
+			 const struct entry_extra *extra, size_t nr,
+			 char *journal, size_t len)
 {
 	char export[300];
 	struct run r = { 0 };
@@ -130,6 +139,16 @@ static int write_journal(const char *dir, const struct entry *list,
 			put_field(f, "ACTRACK_KILLER", e->killer);
 		if (e->report)
 			put_field(f, "ACTRACK_REPORT", e->report);
+		if (extra && extra[i].kernel)
+			put_field(f, "ACTRACK_KERNEL", extra[i].kernel);
+		if (extra && extra[i].stacks) {
+			uint64_t n = extra[i].stacks_len;
+
+			fprintf(f, "ACTRACK_STACKS\n");
+			fwrite(&n, sizeof(n), 1, f);
+			fwrite(extra[i].stacks, 1, n, f);
+			fputc('\n', f);
+		}
 		fputc('\n', f);
 	}
 	if (fclose(f))
@@ -162,7 +181,7 @@ FIXTURE_SETUP(deaths)
 		     JOURNAL_REMOTE);
 	test_path(self->dir, sizeof(self->dir), "deaths");
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, entries, NR_ENTRIES,
+	ASSERT_EQ(0, write_journal(self->dir, entries, NULL, NR_ENTRIES,
 				   self->journal, sizeof(self->journal)));
 	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
 		 self->journal);
@@ -378,7 +397,8 @@ static const struct entry export_entries[] = {
 };
 
 #define NR_EXPORT	(sizeof(export_entries) / sizeof(export_entries[0]))
-#define THREADLESS_WHY	"the journal keeps no registers or stack bytes"
+#define THREADLESS_WHY	"the journal entry keeps no registers or stack " \
+			"bytes (monitor --journal-stacks keeps them)"
 
 FIXTURE(export) {
 	char dir[256], journal[300], file_opt[320], out[300];
@@ -394,7 +414,7 @@ FIXTURE_SETUP(export)
 		     JOURNAL_REMOTE);
 	test_path(self->dir, sizeof(self->dir), "export");
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, export_entries, NR_EXPORT,
+	ASSERT_EQ(0, write_journal(self->dir, export_entries, NULL, NR_EXPORT,
 				   self->journal, sizeof(self->journal)));
 	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
 		 self->journal);
@@ -556,6 +576,278 @@ TEST_F(export, every_death_of_the_range_and_a_bad_entry_said)
 	free(buf);
 }
 
+/* ---- export of an entry with its stacks (monitor --journal-stacks) ---- */
+
+/* The little-endian word of @bytes bytes at @p. */
+static void le(uint8_t *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+#define STACK_SP	0x7ffc12345000ULL
+#define STACK_BYTES	"frame bytes \x00\x01\x02\xff"	/* 16 with the NUL */
+
+/*
+ * ACTRACK_STACKS as actrack-deaths(1) lays it out, written here by hand
+ * (not by the CLI's encoder): version 1, 17 registers, one thread (300),
+ * register r = 0x1000 + r, its 16 stack bytes from STACK_SP.  Returns
+ * its length.
+ */
+static size_t stacks_blob(uint8_t *p)
+{
+	size_t at = 12;
+
+	le(p, 1, 4);
+	le(p + 4, 17, 4);
+	le(p + 8, 1, 4);
+	le(p + at, 300, 4);
+	le(p + at + 4, 0, 4);
+	le(p + at + 8, STACK_SP, 8);
+	for (int r = 0; r < 17; r++)
+		le(p + at + 16 + 8 * r, 0x1000 + r, 8);
+	le(p + at + 152, 16, 4);
+	memcpy(p + at + 156, STACK_BYTES, 16);
+	return at + 156 + 16;
+}
+
+/* The text report of pid 300 as the monitor renders it: thread blocks
+ * (one of a thread the report does not have), activities innermost
+ * first, an activity's values, a backtrace. */
+#define MESSAGE_300							\
+	"pid 300 (/usr/bin/server --port 80) killed by SIGSEGV\n"	\
+	"  modules:\n"							\
+	"    [1] not an activity: a module line\n"			\
+	"  thread 300 'server' depth 2\n"				\
+	"    fatal signal SIGSEGV (11) code 1 addr 0x10 pc 0x1\n"	\
+	"    [2] lock-acquire lock 0x5000, for 2.0 s, origin 0x1 in "	\
+	"f+0x3c (a.c:40)\n"						\
+	"         path = \"/index.html\"\n"				\
+	"         n = 7\n"						\
+	"    [1] task-run task 4711, for 3.0 s, origin 0x2\n"		\
+	"    backtrace:\n"						\
+	"         x = not a value: after the backtrace\n"		\
+	"  thread 999 'ghost' depth 1\n"				\
+	"    [1] task-run task 1, origin 0x3\n"			\
+	"  thread 301 'w\"orker' depth 0"
+
+FIXTURE(export_stacks) {
+	char dir[256], journal[300], file_opt[320], out[300];
+	struct run r;
+};
+
+FIXTURE_SETUP(export_stacks)
+{
+	static uint8_t blob[256], bad[256];
+	struct entry e[2] = {
+		{ T0, MESSAGE_ID, "300", "1000", "server",
+		  "/usr/bin/server --port 80", "serving", "11", "SIGSEGV", "0",
+		  NULL, MESSAGE_300, REPORT_300, NULL, NULL, "42", NULL },
+		/* The same with its last stack byte missing: refused. */
+		{ T0 + 60, MESSAGE_ID, "300", "1000", "server",
+		  "/usr/bin/server --port 80", "serving", "11", "SIGSEGV", "0",
+		  NULL, "pid 300 killed by SIGSEGV", REPORT_300, NULL, NULL,
+		  "43", NULL },
+	};
+	struct entry_extra x[2] = {
+		{ "6.12.9-actrack-test", blob, 0 }, { NULL, bad, 0 },
+	};
+
+	memset(&self->r, 0, sizeof(self->r));
+	self->dir[0] = '\0';
+	if (access(JOURNAL_REMOTE, X_OK))
+		SKIP(return, "no %s (systemd-journal-remote)",
+		     JOURNAL_REMOTE);
+	x[0].stacks_len = stacks_blob(blob);
+	x[1].stacks_len = stacks_blob(bad) - 1;
+	test_path(self->dir, sizeof(self->dir), "export_stacks");
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+	ASSERT_EQ(0, write_journal(self->dir, e, x, 2, self->journal,
+				   sizeof(self->journal)));
+	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
+		 self->journal);
+	snprintf(self->out, sizeof(self->out), "%s/dumps", self->dir);
+	ASSERT_EQ(0, mkdir(self->out, 0700));
+}
+
+FIXTURE_TEARDOWN(export_stacks)
+{
+	char cmd[600];
+
+	run_free(&self->r);
+	if (self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", self->dir);
+	}
+}
+
+/* The UTF-16LE MINIDUMP_STRING at @rva of @buf as ASCII in @out. */
+static bool md_ascii(const uint8_t *buf, size_t len, uint32_t rva, char *out,
+		     size_t out_len)
+{
+	uint32_t n;
+
+	if (rva > len || len - rva < 4)
+		return false;
+	n = md_u32(buf + rva) / 2;
+	if (n >= out_len || (len - rva - 4) / 2 < n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = (char)buf[rva + 4 + 2 * i];
+	out[n] = '\0';
+	return true;
+}
+
+TEST_F(export_stacks, registers_stack_bytes_and_kernel_release)
+{
+	char want[400], val[256];
+	uint32_t rva, size, ctx, mem;
+	struct stat st;
+	uint8_t *buf;
+	size_t len;
+
+	SETUP_SKIPPED();
+	DEATHS("export", "--minidump", "-o", self->out, self->file_opt,
+	       "--until", "@1700000060");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_STREQ("", self->r.err);
+	snprintf(want, sizeof(want), "%s/actrack-1000-42-300.dmp\n",
+		 self->out);
+	EXPECT_STREQ(want, self->r.out);
+	len = read_dump(self->out, "actrack-1000-42-300.dmp", &buf, &st);
+	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(md_check(buf, len));
+	/* Thread 300: its registers and its 16 bytes from its sp. */
+	ASSERT_TRUE(md_stream(buf, len, 3, &rva, &size));
+	ASSERT_EQ(2, md_u32(buf + rva));
+	EXPECT_EQ(300, md_u32(buf + rva + 4));
+	EXPECT_EQ((uint32_t)STACK_SP, md_u32(buf + rva + 4 + 24));
+	EXPECT_EQ(STACK_SP >> 32, md_u32(buf + rva + 4 + 28));
+	EXPECT_EQ(16, md_u32(buf + rva + 4 + 32));
+	mem = md_u32(buf + rva + 4 + 36);
+	ASSERT_LE(mem + 16, len);
+	EXPECT_EQ(0, memcmp(buf + mem, STACK_BYTES, 16));
+	ctx = md_u32(buf + rva + 4 + 44);
+	ASSERT_LE(ctx + 0x100, len);
+	EXPECT_EQ(0x00100003, md_u32(buf + ctx + 0x30));
+	EXPECT_EQ(0x1000, md_u32(buf + ctx + 0x78));	/* rax */
+	EXPECT_EQ(0x1003, md_u32(buf + ctx + 0x90));	/* rbx */
+	EXPECT_EQ(0x1007, md_u32(buf + ctx + 0x98));	/* rsp */
+	EXPECT_EQ(0x100f, md_u32(buf + ctx + 0xf0));	/* r15 */
+	EXPECT_EQ(0x1010, md_u32(buf + ctx + 0xf8));	/* rip */
+	/* Thread 301 has no stack in the entry: the report's reason. */
+	EXPECT_EQ(301, md_u32(buf + rva + 4 + 48));
+	EXPECT_EQ(0, md_u32(buf + rva + 4 + 48 + 32));
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.301.no_stack", val,
+				  sizeof(val)));
+	EXPECT_STREQ("not captured: the report holds no stack of this "
+		     "thread", val);
+	EXPECT_FALSE(md_annotation(buf, len, "actrack.thread.300.no_stack",
+				   val, sizeof(val)));
+	/* The memory list holds the same range. */
+	ASSERT_TRUE(md_stream(buf, len, 5, &rva, &size));
+	ASSERT_EQ(4 + 16, size);
+	EXPECT_EQ(1, md_u32(buf + rva));
+	EXPECT_EQ((uint32_t)STACK_SP, md_u32(buf + rva + 4));
+	EXPECT_EQ(16, md_u32(buf + rva + 12));
+	EXPECT_EQ(mem, md_u32(buf + rva + 16));
+	/* The kernel it died on, from ACTRACK_KERNEL. */
+	ASSERT_TRUE(md_stream(buf, len, 7, &rva, &size));
+	EXPECT_EQ(6, md_u32(buf + rva + 8));
+	EXPECT_EQ(12, md_u32(buf + rva + 12));
+	EXPECT_EQ(9, md_u32(buf + rva + 16));
+	ASSERT_TRUE(md_ascii(buf, len, md_u32(buf + rva + 24), val,
+			     sizeof(val)));
+	EXPECT_STREQ("6.12.9-actrack-test", val);
+	free(buf);
+}
+
+/* Each thread's activities and their values, as annotations of their
+ * own, read back from the text report. */
+TEST_F(export_stacks, thread_activities_as_annotations)
+{
+	static const char *const none[] = {
+		"actrack.thread.300.activity.3",
+		"actrack.thread.300.activity.1.x",
+		"actrack.thread.999.activity.1",
+		"actrack.thread.301.activity.1",
+	};
+	char val[256];
+	struct stat st;
+	uint8_t *buf;
+	size_t len;
+
+	SETUP_SKIPPED();
+	DEATHS("export", "--minidump", "-o", self->out, self->file_opt,
+	       "--until", "@1700000060");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	len = read_dump(self->out, "actrack-1000-42-300.dmp", &buf, &st);
+	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.300.activity.2",
+				  val, sizeof(val)));
+	EXPECT_STREQ("lock-acquire lock 0x5000, for 2.0 s, origin 0x1 in "
+		     "f+0x3c (a.c:40)", val);
+	ASSERT_TRUE(md_annotation(buf, len,
+				  "actrack.thread.300.activity.2.path", val,
+				  sizeof(val)));
+	EXPECT_STREQ("\"/index.html\"", val);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.300.activity.2.n",
+				  val, sizeof(val)));
+	EXPECT_STREQ("7", val);
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.300.activity.1",
+				  val, sizeof(val)));
+	EXPECT_STREQ("task-run task 4711, for 3.0 s, origin 0x2", val);
+	for (size_t k = 0; k < sizeof(none) / sizeof(none[0]); k++) {
+		const char *key = none[k];
+
+		EXPECT_FALSE(md_annotation(buf, len, key, val, sizeof(val)))
+			TH_LOG("%s", key);
+	}
+	/* The whole report is still there. */
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.report", val,
+				  sizeof(val)));
+	EXPECT_EQ(0, strncmp(val, "pid 300 (", 9));
+	free(buf);
+}
+
+TEST_F(export_stacks, a_malformed_field_is_refused_and_said)
+{
+	char want[400], val[256];
+	uint32_t rva, size;
+	struct stat st;
+	uint8_t *buf;
+	size_t len;
+
+	SETUP_SKIPPED();
+	DEATHS("export", "--minidump", "-o", self->out, self->file_opt,
+	       "--since", "@1700000060");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_STREQ("actrack: deaths: export: pid 300: ACTRACK_STACKS is "
+		     "malformed: written without stacks\n", self->r.err);
+	snprintf(want, sizeof(want), "%s/actrack-1000-43-300.dmp\n",
+		 self->out);
+	EXPECT_STREQ(want, self->r.out);
+	len = read_dump(self->out, "actrack-1000-43-300.dmp", &buf, &st);
+	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(md_check(buf, len));
+	ASSERT_TRUE(md_stream(buf, len, 3, &rva, &size));
+	ASSERT_EQ(2, md_u32(buf + rva));
+	EXPECT_EQ(0, md_u32(buf + rva + 4 + 32));
+	ASSERT_TRUE(md_stream(buf, len, 5, &rva, &size));
+	EXPECT_EQ(0, md_u32(buf + rva));
+	ASSERT_TRUE(md_annotation(buf, len, "actrack.thread.300.no_stack", val,
+				  sizeof(val)));
+	EXPECT_STREQ("the journal entry's ACTRACK_STACKS is malformed: "
+		     "ignored", val);
+	/* No ACTRACK_KERNEL: the release is empty. */
+	ASSERT_TRUE(md_stream(buf, len, 7, &rva, &size));
+	ASSERT_TRUE(md_ascii(buf, len, md_u32(buf + rva + 24), val,
+			     sizeof(val)));
+	EXPECT_STREQ("", val);
+	free(buf);
+}
+
 TEST_F(export, usage_errors)
 {
 	SETUP_SKIPPED();
@@ -650,7 +942,7 @@ FIXTURE_SETUP(boot)
 		     JOURNAL_REMOTE);
 	test_path(self->dir, sizeof(self->dir), "boot");
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, entries, NR_ENTRIES,
+	ASSERT_EQ(0, write_journal(self->dir, entries, NULL, NR_ENTRIES,
 				   self->journal, sizeof(self->journal)));
 	ASSERT_EQ(0, write_boot_journal(self->dir));
 	snprintf(self->dir_opt, sizeof(self->dir_opt), "--directory=%s",

@@ -175,8 +175,9 @@ TEST_F(golden, stats)
 		 "flags:     -\n"
 		 "lost:      0 records (the arena was full)\n"
 		 "reclaimed: 0 records of dead processes\n"
-		 "abi:       %u.%u\n", self->path, ACTRACK_ABI_MAJOR,
-		 ACTRACK_ABI_MINOR);
+		 "abi:       %u.%u\n"
+		 "persist:   no (a file arena)\n", self->path,
+		 ACTRACK_ABI_MAJOR, ACTRACK_ABI_MINOR);
 	ASSERT_EQ(0, run_cli(&self->r, NULL, argv));
 	EXPECT_EQ(0, self->r.status);
 	EXPECT_STREQ("", self->r.err);

@@ -33,7 +33,10 @@
 #include "json.h"
 #include "minidump.h"
 #include "minidump_read.h"
+#include "journal.h"
+#include "journal_native.h"
 #include "render.h"
+#include "snapshot_helpers.h"
 #include "symbolize.h"
 
 /* The CLI's global options live in its main.c, which is not linked. */
@@ -208,6 +211,86 @@ TEST_F(dump, lldb_shows_the_frames_by_name_in_order)
 				   self->file, sizeof(self->file)));
 	ASSERT_EQ(0, lldb_backtrace(self->file, out, sizeof(out)))
 		TH_LOG("%s", out);
+	leaf = strstr(out, "minidump_leaf");
+	mid = strstr(out, "minidump_mid");
+	outer = strstr(out, "minidump_outer");
+	ASSERT_NE(NULL, leaf) TH_LOG("%s", out);
+	ASSERT_NE(NULL, mid) TH_LOG("%s", out);
+	ASSERT_NE(NULL, outer) TH_LOG("%s", out);
+	EXPECT_LT(leaf, mid);
+	EXPECT_LT(mid, outer);
+	EXPECT_NE(NULL, strstr(out, "stop reason = signal SIGSEGV"));
+}
+
+/* The monitor's two renderings of a journal entry (cmd_monitor.c's). */
+static void entry_text(FILE *f, const struct actrack_death *d,
+		       const char *source)
+{
+	render_death_text(f, NULL, d, source);
+}
+
+static void entry_json(FILE *f, const struct actrack_death *d,
+		       const char *source)
+{
+	struct json j;
+
+	json_init(&j, f, 0);
+	render_death_json(&j, NULL, d, source);
+	json_finish(&j);
+}
+
+#define JOURNAL_REMOTE	"/lib/systemd/systemd-journal-remote"
+
+/*
+ * The journal path, with lldb at its end: the monitor's journal writer
+ * (journal_send_death(), with the stacks: --journal-stacks) sends the
+ * death to a journal socket bound here, systemd-journal-remote makes a
+ * journal file of the entry, and the real `actrack deaths export
+ * --minidump` writes the file lldb reads.  Only the module's capture is
+ * replaced (by ptrace, as above): vm_minidump runs the real monitor on
+ * a real death in the VM, which has no lldb.
+ */
+TEST_F(dump, lldb_reads_the_export_of_the_journal_entry)
+{
+	static char out[65536];
+	struct entry *e = calloc(1, sizeof(*e));
+	char jf[128], opt[160], pid[16], file[256];
+	char *argv[] = { "actrack", "deaths", "export", "--minidump", "-o",
+			 self->dir, opt, pid, NULL };
+	const char *leaf, *mid, *outer;
+	struct run r = { 0 };
+	int sock;
+
+	ASSERT_NE(NULL, e);
+	if (system("command -v lldb >/dev/null 2>&1"))
+		SKIP(return, "lldb is not installed (apt-get install lldb)");
+	if (access(JOURNAL_REMOTE, X_OK))
+		SKIP(return, "no %s", JOURNAL_REMOTE);
+	if (geteuid())
+		SKIP(return, "needs root (a mount namespace)");
+	sock = journal_socket_bind();
+	ASSERT_LE(0, sock) TH_LOG("%s", strerror(-sock));
+	ASSERT_EQ(0, journal_send_death(&self->d, "live", entry_text,
+					entry_json, NULL, true));
+	ASSERT_LT(0, journal_entry_recv(sock, e, 10000));
+	close(sock);
+	snprintf(jf, sizeof(jf), "%s/e.journal", self->dir);
+	ASSERT_EQ(0, journal_entry_to_file(e, 1700000000000000ULL,
+					   JOURNAL_REMOTE, jf));
+	snprintf(opt, sizeof(opt), "--file=%s", jf);
+	snprintf(pid, sizeof(pid), "%d", self->pid);
+	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	snprintf(file, sizeof(file), "%.*s", (int)strcspn(r.out, "\n"),
+		 r.out);
+	run_free(&r);
+	ASSERT_EQ(0, lldb_backtrace(file, out, sizeof(out)))
+		TH_LOG("%s", out);
+	unlink(file);
+	unlink(jf);
+	strcat(jf, ".export");
+	unlink(jf);
+	free(e);
 	leaf = strstr(out, "minidump_leaf");
 	mid = strstr(out, "minidump_mid");
 	outer = strstr(out, "minidump_outer");

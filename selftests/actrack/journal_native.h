@@ -44,4 +44,22 @@ const char *field(const struct entry *e, const char *name, char *out,
  */
 int journal_socket_bind(void);
 
+/*
+ * journal_entry_recv() - one entry from the socket into @e: the datagram,
+ * or the memfd it passes (libsystemd's way for an entry over a
+ * datagram's size).  Return its length, 0 when nothing came within @ms,
+ * or -errno.
+ */
+ssize_t journal_entry_recv(int sock, struct entry *e, int ms);
+
+/*
+ * journal_entry_to_file() - @e as a journal file @journal: written as
+ * Journal Export Format (the native protocol's body is an export entry's
+ * body) at @realtime_us with a fixed boot id, beside it as
+ * @journal.export, and turned into the file by @remote
+ * (systemd-journal-remote).  Return: 0 or -1.
+ */
+int journal_entry_to_file(const struct entry *e, uint64_t realtime_us,
+			  const char *remote, const char *journal);
+
 #endif /* ACTRACK_JOURNAL_NATIVE_H */

@@ -162,6 +162,8 @@ TEST_F(kmod, cli_dump_stats_and_save)
 	EXPECT_STREQ("", self->r.err);
 	EXPECT_NE(NULL, strstr(self->r.out, "arena:     /dev/actrack\n"));
 	EXPECT_NE(NULL, strstr(self->r.out, "flags:     kernel\n"));
+	EXPECT_NE(NULL, strstr(self->r.out,
+			       "persist:   no (actrack.ko without persist=)\n"));
 	/* The module's own counters follow. */
 	EXPECT_NE(NULL, strstr(self->r.out, "\nmodule:\n"))
 		TH_LOG("%s", self->r.out);

@@ -68,26 +68,6 @@ static int batch(struct actrack_monitor *m, struct vm_deaths *ds,
 	return got;
 }
 
-/* Live owned records in the arena, whoever owns them. */
-static int live_records(struct vm_map *map)
-{
-	struct actrack_arena_iter it;
-	uint32_t ref, t;
-	int n = 0;
-
-	actrack_arena_iter_init(&it, &map->a);
-	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
-		struct actrack_owner *o;
-
-		if (!actrack_arena_is_owned_type(t))
-			continue;
-		o = actrack_arena_get(&map->a, ref, t, sizeof(*o));
-		if (o && at_load_acquire(&o->data_id))
-			n++;
-	}
-	return n;
-}
-
 TEST_F_TIMEOUT(churn, thousand_processes, 290)
 {
 	uint32_t used0, free0, used1, free1;
@@ -109,7 +89,7 @@ TEST_F_TIMEOUT(churn, thousand_processes, 290)
 	ASSERT_EQ(0, vm_map_open(&map, CHURN_UID, false));
 	ASSERT_EQ(BATCH, batch(self->w.m, self->w.ds, &failures));
 	ASSERT_EQ(0, failures);
-	live0 = live_records(&map);
+	live0 = vm_count_live(&map);
 	used0 = actrack_arena_used(&map.a);
 	free0 = actrack_arena_free_bytes(&map.a);
 
@@ -117,7 +97,7 @@ TEST_F_TIMEOUT(churn, thousand_processes, 290)
 	for (b = 0; b < batches; b++)
 		got += batch(self->w.m, self->w.ds, &failures);
 	t1 = actrack_test_mono_ns();
-	live1 = live_records(&map);
+	live1 = vm_count_live(&map);
 	used1 = actrack_arena_used(&map.a);
 	free1 = actrack_arena_free_bytes(&map.a);
 

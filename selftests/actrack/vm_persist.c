@@ -4,18 +4,25 @@
  * region, kmod/persist.c) outlive a kernel panic and are read back, after
  * the reset, by the next boot of the same machine.
  *
- * One test in two boots of one VM: `scripts/vmtest --persist` boots with
- * reserve_mem=...:actrack_vmtest and lets the panic reset the VM (QEMU
- * keeps its RAM) instead of ending it.  Each boot reloads the module with
- * persist=actrack_vmtest.  When there is no previous boot's image (the
- * first boot), a victim pushes known values into its arena, then the
- * kernel is crashed (sysrq c).  When there is one, it must hold that
- * victim with those exact values, through the library, `actrack ps
- * --previous-boot` and `actrack dump --previous-boot`, and nobody but
- * root may read it.  Anything else: a SKIP that says why.  In any run,
- * persist= naming no region is refused with an exact errno.
+ * One VM, three boots, two ways to die: `scripts/vmtest --persist` boots
+ * with reserve_mem=...:actrack_vmtest, lets a panic or its emulated
+ * watchdog (i6300esb) reset the VM (QEMU keeps its RAM) instead of ending
+ * it.  Each boot reloads the module with persist=actrack_vmtest.  When
+ * there is no previous boot's image (the first boot), previous_boot starts
+ * a victim that pushes known values into its arena, then crashes the
+ * kernel (sysrq c).  In the next boot it must find that victim with those
+ * exact values, through the library, `actrack ps --previous-boot` and
+ * `actrack dump --previous-boot`, and nobody but root may read it; then
+ * hard_hang starts the same victim with another value and hangs the
+ * machine hard (every CPU spinning with interrupts off: the test fixture
+ * selftests/actrack/lockup), no panic, nothing flushed, until the watchdog
+ * resets it.  In the third boot the same checker must find the hang's
+ * victim.  The victim's value says which way its boot died.  Anything
+ * else: a SKIP that says why.  In any run, persist= naming no region is
+ * refused with an exact errno.
  */
 #include <sys/utsname.h>
+#include <linux/watchdog.h>
 #include <termios.h>
 #include "vm_util.h"
 #include "snapshot_helpers.h"	/* run_cli */
@@ -25,7 +32,8 @@
 #define LABEL		"actrack_vmtest"
 #define VICTIM_PHASE	ACTRACK_PHASE_MAIN_LOOP_STARTED
 #define VICTIM_TASK	424242ULL
-#define VICTIM_VALUE	4242ULL
+#define VICTIM_VALUE	4242ULL		/* its boot died of a panic */
+#define VICTIM_VALUE_HANG 4243ULL	/* of a hard hang */
 #define NOBODY		65534
 
 /* /proc/cmdline names our region. */
@@ -90,12 +98,12 @@ static int select_previous(uint32_t uid)
 }
 
 /* The victim: attach, say it all, tell the parent, wait for the end. */
-static void victim(int ready_fd)
+static void victim(int ready_fd, uint64_t value)
 {
 	char c = 'r';
 
 	if (actrack_init(NULL) || actrack_set_phase(VICTIM_PHASE) ||
-	    actrack_set_uint(actrack_process_data(), "persist", VICTIM_VALUE))
+	    actrack_set_uint(actrack_process_data(), "persist", value))
 		_exit(20);
 	static pthread_mutex_t never_given = PTHREAD_MUTEX_INITIALIZER;
 
@@ -129,23 +137,68 @@ find_victim(const struct actrack_snapshot *s)
 	return NULL;
 }
 
-/* The first boot: a victim in the persistent arena, then the crash. */
-static void first_boot(struct __test_metadata *_metadata)
+/* `actrack stats` on the live arena in the region says it persists. */
+static void check_stats_live(struct __test_metadata *_metadata)
+{
+	char *stats[] = { "actrack", "stats", NULL };
+	struct run r;
+
+	ASSERT_EQ(0, run_cli(&r, NULL, stats));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "\npersist:   yes (in the module's "
+				      "persist= region: kept across a crash "
+				      "or reset of the machine)\n"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+}
+
+/*
+ * `actrack stats` after the reset, nothing tracked yet: root is told
+ * that the image of boot @boot is there; nobody is told nothing.
+ */
+static void check_stats_previous(struct __test_metadata *_metadata,
+				 const uint8_t *b)
+{
+	char *stats[] = { "actrack", "stats", NULL };
+	char want[160];
+	struct run r;
+
+	snprintf(want, sizeof(want), "\nprevious boot: image of boot %02x%02x"
+		 "%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x"
+		 " kept, read with --previous-boot\n", b[0], b[1], b[2], b[3],
+		 b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+	ASSERT_EQ(0, run_cli(&r, NULL, stats));
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want + 1);
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	ASSERT_EQ(0, run_program_as(&r, cli_path(), NULL, NOBODY, stats));
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(NULL, strstr(r.out, "previous boot"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+}
+
+/* A victim of @value in the persistent arena, checked live: *@pid. */
+static void start_victim(struct __test_metadata *_metadata, uint64_t value,
+			 pid_t *pid)
 {
 	struct actrack_layout lay;
 	struct actrack_snapshot *s;
 	int ready[2], fd;
-	pid_t pid;
 
 	ASSERT_EQ(0, pipe(ready));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
+	*pid = fork();
+	ASSERT_LE(0, *pid);
+	if (!*pid) {
 		close(ready[0]);
-		victim(ready[1]);
+		victim(ready[1], value);
 	}
 	close(ready[1]);
 	ASSERT_EQ(0, vm_read_n(ready[0], 1, 60000));
+	close(ready[0]);
 
 	/* Its arena is in the region (the flag of ABI 1.8). */
 	fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
@@ -156,31 +209,141 @@ static void first_boot(struct __test_metadata *_metadata)
 	close(fd);
 	ASSERT_EQ(0, actrack_snapshot_take(NULL, 0, &s));
 	ASSERT_NE(NULL, find_victim(s));
-	ASSERT_EQ((uint32_t)pid, find_victim(s)->pid);
+	ASSERT_EQ((uint32_t)*pid, find_victim(s)->pid);
 	actrack_snapshot_free(s);
+	check_stats_live(_metadata);
+}
 
-	/*
-	 * scripts/vmtest counts on this line: the panic is the plan.  Out
-	 * on the console before the crash (tcdrain), and in the kernel's
-	 * log too, which the panic flushes to the console whatever the tty
-	 * still holds.
-	 */
-	printf("@@vmtest: crash-planned vm_persist victim %d\n", (int)pid);
+/*
+ * scripts/vmtest counts on this line: the death that follows is the plan.
+ * Out on the console before it (tcdrain), and in the kernel's log too,
+ * which a panic flushes to the console whatever the tty still holds.
+ */
+static void announce_crash(pid_t victim_pid, const char *how)
+{
+	int fd;
+
+	printf("@@vmtest: crash-planned vm_persist %s, victim %d\n", how,
+	       (int)victim_pid);
 	fflush(stdout);
 	tcdrain(STDOUT_FILENO);
 	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		dprintf(fd, "<2>@@vmtest: crash-planned vm_persist\n");
+		dprintf(fd, "<2>@@vmtest: crash-planned vm_persist %s\n", how);
 		close(fd);
 	}
 	sync();
+}
+
+#define CHECKED_FILE	"previous-boot-checked"
+#define TEST_MODULES	"/lib/modules/test/"
+#define LOCKUP_KO	TEST_MODULES "actrack_test_lockup.ko"
+#define LOCKUP_CONFIRM	"confirm=hang-this-machine"
+/*
+ * The watchdog's timeout.  Under TCG on the shared 2-core machine (6.12,
+ * 2026-12-03) the reset came 5.1 s after the hang and the next boot's
+ * /init ran 12.4 s after the reset (a panic: 2.6 s, then 9.9 s); the three
+ * boots of vm_persist take 35-45 s of VM time in all.
+ */
+#define WATCHDOG_SECS	5
+
+/*
+ * What previous_boot found and checked in this boot, for hard_hang: the
+ * victim's value, in a file of this boot's $TMPDIR (tmpfs: gone with the
+ * boot).  0 when it checked nothing, or failed.
+ */
+static void checked_write(uint64_t value)
+{
+	FILE *f = fopen(CHECKED_FILE, "we");
+
+	if (f) {
+		fprintf(f, "%llu\n", (unsigned long long)value);
+		fclose(f);
+	}
+}
+
+static uint64_t checked_read(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen(CHECKED_FILE, "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Load module file @path with @params: 0 (or already loaded) or -errno. */
+static int load_ko(const char *path, const char *params)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret == -EEXIST ? 0 : ret;
+}
+
+/* The emulated watchdog's driver loaded and its /dev/watchdog there. */
+static int watchdog_ready(void)
+{
+	int ret = load_ko(TEST_MODULES "watchdog.ko", "");
+
+	if (!ret)
+		ret = load_ko(TEST_MODULES "i6300esb.ko", "");
+	if (ret)
+		return ret;
+	/* Bound to the device (if qemu has one): devtmpfs shows it. */
+	for (int i = 0; i < 600 * actrack_test_slowness(); i++) {
+		if (!access("/dev/watchdog", W_OK))
+			return 0;
+		usleep(50 * 1000);
+	}
+	return -ENODEV;
+}
+
+/*
+ * Arm the watchdog and hang every CPU (the fixture): never returns if it
+ * works.  If the fixture is refused, the watchdog is stopped again (magic
+ * close) so that no reset follows a failure.
+ */
+static void hang_machine(struct __test_metadata *_metadata, pid_t pid)
+{
+	int secs = WATCHDOG_SECS, wd, ret;
+
+	wd = open("/dev/watchdog", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, wd);
+	ASSERT_EQ(0, ioctl(wd, WDIOC_SETTIMEOUT, &secs));
+	ASSERT_EQ(0, ioctl(wd, WDIOC_KEEPALIVE, 0));
+	announce_crash(pid, "hang");
+	ret = load_ko(LOCKUP_KO, LOCKUP_CONFIRM);
+	EXPECT_EQ(1, write(wd, "V", 1));
+	close(wd);
+	ASSERT_TRUE(false) TH_LOG("still running after loading the lockup "
+				  "fixture: %s", strerror(-ret));
+}
+
+/* The first boot: a victim in the persistent arena, then the crash. */
+static void first_boot(struct __test_metadata *_metadata)
+{
+	pid_t pid;
+	int fd;
+
+	start_victim(_metadata, VICTIM_VALUE, &pid);
+	if (ACTRACK_TEST_FAILED(_metadata))
+		return;
+	announce_crash(pid, "panic");
 	fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(1, write(fd, "c", 1));
 	ASSERT_TRUE(false) TH_LOG("still running after sysrq c");
 }
 
-static void check_cli(struct __test_metadata *_metadata, uint32_t pid)
+static void check_cli(struct __test_metadata *_metadata, uint32_t pid,
+		      uint64_t value)
 {
 	char *ps[] = { "actrack", "ps", "--previous-boot", NULL };
 	char *dump[] = { "actrack", "dump", "--previous-boot", NULL };
@@ -209,7 +372,8 @@ static void check_cli(struct __test_metadata *_metadata, uint32_t pid)
 	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
 	snprintf(want, sizeof(want), "task %llu", VICTIM_TASK);
 	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
-	snprintf(want, sizeof(want), "persist = %llu", VICTIM_VALUE);
+	snprintf(want, sizeof(want), "persist = %llu",
+		 (unsigned long long)value);
 	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want);
 	LOG_ON_FAILURE(&r);
 	run_free(&r);
@@ -247,8 +411,12 @@ static void check_cli(struct __test_metadata *_metadata, uint32_t pid)
 	run_free(&r);
 }
 
-/* The second boot: the first one's victim, exactly. */
-static void second_boot(struct __test_metadata *_metadata)
+/*
+ * The boot after a death: the victim of the boot before, exactly, in
+ * *@value which way it died (VICTIM_VALUE: a panic, VICTIM_VALUE_HANG: a
+ * hard hang).  The one checker of both ways.
+ */
+static void second_boot(struct __test_metadata *_metadata, uint64_t *value)
 {
 	const struct actrack_snap_process *p;
 	const struct actrack_snap_activity *act;
@@ -270,10 +438,13 @@ static void second_boot(struct __test_metadata *_metadata)
 	ASSERT_EQ(1, p->nr_values);
 	EXPECT_STREQ("persist", p->values[0].name);
 	EXPECT_EQ(ACTRACK_VALUE_UNSIGNED, p->values[0].type);
-	EXPECT_EQ(VICTIM_VALUE, p->values[0].u);
+	*value = p->values[0].u;
+	EXPECT_TRUE(*value == VICTIM_VALUE || *value == VICTIM_VALUE_HANG)
+		TH_LOG("persist = %llu", (unsigned long long)*value);
 	act = &p->threads[0].activities[0];
 	EXPECT_EQ(ACTRACK_ACT_TASK_RUN, act->a.type);
-	check_cli(_metadata, p->pid);
+	check_stats_previous(_metadata, s->header.boot_id);
+	check_cli(_metadata, p->pid, *value);
 	actrack_snapshot_free(s);
 
 	/* The ioctl itself, as nobody: EPERM, before telling anything. */
@@ -317,6 +488,7 @@ TEST_F_TIMEOUT(persist, refused_without_region, 120)
 
 TEST_F_TIMEOUT(persist, previous_boot, 240)
 {
+	uint64_t value;
 	int ret;
 
 	VM_REQUIRE_MODULE();
@@ -337,7 +509,9 @@ TEST_F_TIMEOUT(persist, previous_boot, 240)
 		return;
 	}
 	ASSERT_EQ(0, ret);
-	second_boot(_metadata);
+	second_boot(_metadata, &value);
+	if (!ACTRACK_TEST_FAILED(_metadata))
+		checked_write(value);
 	/* As the tests after it expect: without persist=. */
 	ASSERT_EQ(0, reload(""));
 }
@@ -541,6 +715,49 @@ TEST_F_TIMEOUT(persist, monitor_boot_entry, 600)
 	close(sock);
 	actrack_snapshot_free(s);
 	ASSERT_EQ(0, reload(""));
+}
+
+/*
+ * The second way to die, after previous_boot checked the panic's image:
+ * a victim again (another value), the watchdog armed, and the machine
+ * hung with interrupts off on every CPU.  No panic, no reboot by the
+ * kernel: only the watchdog's reset, and the next boot's previous_boot
+ * checks what the hang left with the same checker; here then, that it
+ * did so.
+ */
+TEST_F_TIMEOUT(persist, hard_hang, 240)
+{
+	uint64_t checked;
+	pid_t pid;
+	int ret;
+
+	VM_REQUIRE_MODULE();
+	if (!persist_boot())
+		SKIP(return, "not a persist run: no reserve_mem=SIZE:ALIGN:"
+		     LABEL " on the kernel command line "
+		     "(scripts/vmtest --persist)");
+	if (!kernel_has_reserve_mem())
+		SKIP(return, "no reserve_mem= before Linux 6.12 (the "
+		     "memmap= region of older kernels is not supported)");
+	checked = checked_read();
+	if (checked == VICTIM_VALUE_HANG)
+		return;	/* the hang's image, checked by previous_boot */
+	if (checked != VICTIM_VALUE)
+		SKIP(return, "previous_boot checked no panic's image in this "
+		     "boot: no hang on top of it");
+	ret = watchdog_ready();
+	if (ret)
+		SKIP(return, "no watchdog to reset a hung VM (%s): vmtest "
+		     "--persist gives qemu an i6300esb and packs this "
+		     "kernel's watchdog.ko and i6300esb.ko", strerror(-ret));
+	if (access(LOCKUP_KO, R_OK))
+		SKIP(return, "no %s: the test fixture is built by "
+		     "scripts/vmtest for --persist", LOCKUP_KO);
+	ASSERT_EQ(0, reload("persist=" LABEL));
+	start_victim(_metadata, VICTIM_VALUE_HANG, &pid);
+	if (ACTRACK_TEST_FAILED(_metadata))
+		return;
+	hang_machine(_metadata, pid);
 }
 
 TEST_HARNESS_MAIN

@@ -49,27 +49,6 @@ FIXTURE_TEARDOWN(storm)
 	vm_watch_close(&self->w);
 }
 
-/* Live records of any owner but global ones (pid 0). */
-static int live_records(struct vm_map *map)
-{
-	struct actrack_arena_iter it;
-	uint32_t ref, t;
-	int n = 0;
-
-	actrack_arena_iter_init(&it, &map->a);
-	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
-		struct actrack_owner *o;
-
-		if (!actrack_arena_is_owned_type(t))
-			continue;
-		o = actrack_arena_get(&map->a, ref, t, sizeof(*o));
-		/* Claimed (0xFFFFFFFF): a free under way, counted by census. */
-		if (o && o->data_id && o->data_id != 0xFFFFFFFFU && o->pid)
-			n++;
-	}
-	return n;
-}
-
 /*
  * What the arena's blocks are.  Return: bytes in blocks left in
  * TRANSITIONING (a process killed inside a free or a reclaim).
@@ -253,7 +232,7 @@ TEST_F_TIMEOUT(storm, sigkill_at_random_points, 600)
 	ASSERT_EQ(STORM_BATCH, storm_batch(self->w.m, self->w.ds));
 	ASSERT_EQ(0, vm_map_open(&map, STORM_UID, false));
 	ASSERT_EQ(STORM_BATCH, storm_batch(self->w.m, self->w.ds));
-	ASSERT_EQ(0, live_records(&map));
+	ASSERT_EQ(0, vm_count_live(&map));
 	used0 = actrack_arena_used(&map.a);
 	free0 = actrack_arena_free_bytes(&map.a);
 	t0 = actrack_test_mono_ns();
@@ -265,7 +244,7 @@ TEST_F_TIMEOUT(storm, sigkill_at_random_points, 600)
 			       (unsigned long long)(actrack_test_mono_ns() - t0) /
 			       1000000);
 	}
-	live = live_records(&map);
+	live = vm_count_live(&map);
 	used1 = actrack_arena_used(&map.a);
 	free1 = actrack_arena_free_bytes(&map.a);
 	TH_LOG("%d processes (3 busy threads each, short threads coming and "

@@ -155,6 +155,13 @@ void vm_map_close(struct vm_map *v);
 int vm_count_owned(struct vm_map *v, uint32_t pid, uint64_t start_ticks,
 		   uint32_t tid, uint32_t type);
 
+/*
+ * Live records of every process (any owner but pid 0, the arena's own):
+ * published, and not claimed by a free under way (0xFFFFFFFF, which a
+ * census of the blocks counts apart).
+ */
+int vm_count_live(struct vm_map *v);
+
 /* ---------------------------------------------------------------------- */
 /* Death reports                                                           */
 /* ---------------------------------------------------------------------- */

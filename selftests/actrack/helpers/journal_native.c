@@ -3,6 +3,9 @@
  * Journal entries in the native protocol (journal_native.h), for the
  * tests that bind the journal's socket themselves.
  */
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include "journal_native.h"
 
 const char *field(const struct entry *e, const char *name, char *out,
@@ -78,4 +81,68 @@ int journal_socket_bind(void)
 		return err;
 	}
 	return s;
+}
+
+ssize_t journal_entry_recv(int sock, struct entry *e, int ms)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { e->buf, sizeof(e->buf) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd = -1;
+
+	if (poll(&p, 1, ms) <= 0)
+		return 0;
+	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	if (fd >= 0) {
+		n = pread(fd, e->buf, sizeof(e->buf), 0);
+		if (n < 0)
+			n = -errno;
+		close(fd);
+	}
+	e->len = n > 0 ? (size_t)n : 0;
+	return n;
+}
+
+int journal_entry_to_file(const struct entry *e, uint64_t realtime_us,
+			  const char *remote, const char *journal)
+{
+	char exp[4096], opt[4200];
+	pid_t pid;
+	FILE *f;
+	int st;
+
+	snprintf(exp, sizeof(exp), "%s.export", journal);
+	snprintf(opt, sizeof(opt), "--output=%s", journal);
+	f = fopen(exp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "__REALTIME_TIMESTAMP=%llu\n__MONOTONIC_TIMESTAMP=1\n"
+		"_BOOT_ID=0123456789abcdef0123456789abcdef\n",
+		(unsigned long long)realtime_us);
+	fwrite(e->buf, 1, e->len, f);
+	fputc('\n', f);
+	if (fclose(f))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		execl(remote, remote, opt, exp, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		return -1;
+	return 0;
 }

@@ -244,6 +244,27 @@ int vm_count_owned(struct vm_map *v, uint32_t pid, uint64_t start_ticks,
 	return n;
 }
 
+int vm_count_live(struct vm_map *v)
+{
+	struct actrack_arena_iter it;
+	uint32_t ref, t, id;
+	int n = 0;
+
+	actrack_arena_iter_init(&it, &v->a);
+	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
+		struct actrack_owner *o;
+
+		if (!actrack_arena_is_owned_type(t))
+			continue;
+		o = actrack_arena_get(&v->a, ref, t, sizeof(*o));
+		if (!o)
+			continue;
+		id = at_load_acquire(&o->data_id);
+		n += id && id != 0xFFFFFFFFU && at_load(&o->pid);
+	}
+	return n;
+}
+
 void vm_keep_death(const struct actrack_death *d, void *arg)
 {
 	struct vm_deaths *ds = arg;

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A death's minidump from the journal, end to end: actrack.ko copies each
+ * dying thread's registers and stack, the real `actrack monitor
+ * --journal-stacks` writes the report to the journal with them
+ * (ACTRACK_STACKS), and the real `actrack deaths export --minidump` turns
+ * the entry into a dump whose every thread has its context and its stack.
+ *
+ * The VM has no journald: the test binds the journal's socket itself
+ * (journal_native.h), receives the monitor's entry (a large one comes as
+ * a memfd, as libsystemd sends it), and turns it into a journal file with
+ * systemd-journal-remote, as cli_deaths does on the host (scripts/vmtest
+ * puts it in the VM when the host has it; skipped otherwise).
+ *
+ * The victim is a child of this binary: two threads blocked three calls
+ * deep (a condition variable, a read) and the main thread, killed with
+ * SIGKILL or crashing with SIGSEGV three calls deep.  The dump's thread
+ * list must hold all three, each with CONTEXT_AMD64 | CONTROL | INTEGER,
+ * its rsp equal to its stack's start and its stack bytes; the entry's
+ * text (actrack's own unwinder, in the monitor) must name each thread's
+ * three functions.  lldb is not in the VM: cli_minidump runs it on the
+ * host on a dump made through the same export.
+ */
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include "vm_util.h"
+#include "snapshot_helpers.h"	/* run_cli */
+#include "journal_native.h"
+#include "minidump_read.h"
+
+#define JOURNAL_REMOTE	"/lib/systemd/systemd-journal-remote"
+#define NOINLINE	__attribute__((noinline, noclone))
+#define MD_THREADS	3		/* main and two */
+
+struct md_shared {
+	int tid[MD_THREADS];		/* [0]: main */
+	int ready;
+};
+
+static struct md_shared *md_sh;
+static int md_go[2], md_block[2];
+static pthread_mutex_t md_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t md_c = PTHREAD_COND_INITIALIZER;
+static volatile int md_sink;
+
+static void md_ready(int slot)
+{
+	__atomic_store_n(&md_sh->tid[slot], (int)syscall(SYS_gettid),
+			 __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&md_sh->ready, 1, __ATOMIC_SEQ_CST);
+}
+
+/* NAME_level2 and NAME_level1 above NAME_level3, no tail calls. */
+#define MD_CALLERS(name)						\
+	NOINLINE static int name##_level2(int x)			\
+	{								\
+		int r = name##_level3(x);				\
+									\
+		md_sink = r;						\
+		return r + 1;						\
+	}								\
+									\
+	NOINLINE static int name##_level1(int x)			\
+	{								\
+		int r = name##_level2(x);				\
+									\
+		md_sink = r;						\
+		return r + 1;						\
+	}								\
+	NOINLINE static int name##_level1(int x)
+
+NOINLINE static int mdcond_level3(int x)
+{
+	md_ready(1);
+	pthread_mutex_lock(&md_m);
+	for (;;)
+		pthread_cond_wait(&md_c, &md_m);
+	return x;
+}
+
+MD_CALLERS(mdcond);
+
+NOINLINE static int mdread_level3(int x)
+{
+	char c = 0;
+
+	md_ready(2);
+	for (;;)
+		if (read(md_block[0], &c, 1) == 0)
+			break;
+	return x + c;
+}
+
+MD_CALLERS(mdread);
+
+NOINLINE static int mdmain_level3(int segv)
+{
+	volatile char *p = NULL;
+	char c = 0;
+
+	md_ready(0);
+	if (read(md_go[0], &c, 1) != 1)
+		_exit(3);
+	if (segv)
+		*p = 1;
+	else
+		pause();
+	return c;
+}
+
+MD_CALLERS(mdmain);
+
+static void *md_thread(void *arg)
+{
+	md_sink = arg ? mdread_level1(2) : mdcond_level1(1);
+	return NULL;
+}
+
+static void md_victim(int segv)
+{
+	pthread_t t;
+
+	setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
+	if (actrack_init(NULL) || !actrack_push_task(4711))
+		_exit(2);
+	if (pthread_create(&t, NULL, md_thread, NULL) ||
+	    pthread_create(&t, NULL, md_thread, (void *)1))
+		_exit(2);
+	md_sink = mdmain_level1(segv);
+	_exit(0);
+}
+
+FIXTURE(md) {
+	int sock;
+	pid_t pid;
+	char dir[64];
+	struct entry *e;
+	struct run r;
+};
+
+FIXTURE_SETUP(md)
+{
+	self->sock = -1;
+	self->pid = -1;
+	self->dir[0] = '\0';
+	self->e = NULL;
+	memset(&self->r, 0, sizeof(self->r));
+	VM_REQUIRE_MODULE();
+#ifndef __x86_64__
+	/* ACTRACK_DEATH_STACKS_UNSUPPORTED: nothing to export. */
+	SKIP(return, "the module captures no stacks of a 32-bit process");
+#endif
+	if (geteuid() != 0)
+		SKIP(return, "needs root (a mount namespace)");
+	if (access(JOURNAL_REMOTE, X_OK))
+		SKIP(return, "no %s (systemd-journal-remote) in this VM",
+		     JOURNAL_REMOTE);
+	self->sock = journal_socket_bind();
+	ASSERT_LE(0, self->sock);
+	self->e = calloc(1, sizeof(*self->e));
+	ASSERT_NE(NULL, self->e);
+	md_sh = mmap(NULL, sizeof(*md_sh), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, md_sh);
+	ASSERT_EQ(0, pipe(md_go));
+	ASSERT_EQ(0, pipe(md_block));
+	snprintf(self->dir, sizeof(self->dir), "/tmp/actrack-vmmd-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+}
+
+FIXTURE_TEARDOWN(md)
+{
+	char cmd[128];
+
+	if (self->pid > 0) {
+		kill(self->pid, SIGKILL);
+		waitpid(self->pid, NULL, 0);
+	}
+	if (self->sock >= 0)
+		close(self->sock);
+	if (self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", self->dir);
+	}
+	free(self->e);
+	run_free(&self->r);
+	if (md_sh && md_sh != MAP_FAILED)
+		munmap(md_sh, sizeof(*md_sh));
+}
+
+/*
+ * The victim dies (@segv: SIGSEGV, else SIGKILL), `actrack monitor
+ * --recent --journal-stacks` writes the kernel's ring of recent deaths
+ * to our socket, and its entry is kept in self->e; tried again while the
+ * ring does not have it yet.  Return 0 or -1.
+ */
+static int md_die_and_log(FIXTURE_DATA(md) *self, int segv)
+{
+	char buf[32];
+	int st;
+
+	self->pid = fork();
+	if (self->pid < 0)
+		return -1;
+	if (!self->pid)
+		md_victim(segv);
+	while (__atomic_load_n(&md_sh->ready, __ATOMIC_SEQ_CST) < MD_THREADS)
+		usleep(10000);
+	if (segv) {
+		if (write(md_go[1], "g", 1) != 1)
+			return -1;
+	} else {
+		kill(self->pid, SIGKILL);
+	}
+	if (waitpid(self->pid, &st, 0) != self->pid)
+		return -1;
+	self->pid = -1;
+	for (int tries = 0; tries < 100; tries++) {
+		char *argv[] = { "actrack", "monitor", "--recent", "--count",
+				 "0", "--journal-stacks", NULL };
+
+		run_free(&self->r);
+		if (run_cli(&self->r, NULL, argv) || self->r.status)
+			return -1;
+		while (journal_entry_recv(self->sock, self->e, 2000) > 0)
+			if (field(self->e, "ACTRACK_PID", buf, sizeof(buf)) &&
+			    atoi(buf) == md_sh->tid[0])
+				return 0;
+		usleep(50000);
+	}
+	return -1;
+}
+
+/* The entry as Journal Export Format, a journal file made of it, and
+ * the export of its death.  Return the dump (free it) and its length. */
+static uint8_t *md_export(FIXTURE_DATA(md) *self, size_t *len)
+{
+	char jf[128], opt[160], dump[160], pid[16];
+	uint8_t *buf = NULL;
+	struct stat st;
+	int fd;
+
+	snprintf(jf, sizeof(jf), "%s/e.journal", self->dir);
+	if (journal_entry_to_file(self->e, (uint64_t)time(NULL) * 1000000ULL,
+				  JOURNAL_REMOTE, jf))
+		return NULL;
+	snprintf(opt, sizeof(opt), "--file=%s", jf);
+	snprintf(pid, sizeof(pid), "%d", md_sh->tid[0]);
+	{
+		char *argv[] = { "actrack", "deaths", "export", "--minidump",
+				 "-o", self->dir, opt, pid, NULL };
+
+		run_free(&self->r);
+		if (run_cli(&self->r, NULL, argv) || self->r.status) {
+			fprintf(stderr, "export: %s\n",
+				self->r.err ? self->r.err : "");
+			return NULL;
+		}
+	}
+	snprintf(dump, sizeof(dump), "%.*s", (int)strcspn(self->r.out, "\n"),
+		 self->r.out);
+	fd = open(dump, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		return NULL;
+	buf = malloc(st.st_size);
+	if (buf && pread(fd, buf, st.st_size, 0) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+/* The lines of thread @tid's block of the text report @msg. */
+static char *md_block_of(const char *msg, int tid)
+{
+	char head[48];
+	const char *t, *end;
+
+	snprintf(head, sizeof(head), "\n  thread %d ", tid);
+	t = strstr(msg, head);
+	if (!t)
+		return NULL;
+	end = strstr(t + 1, "\n  thread ");
+	return strndup(t, end ? (size_t)(end - t) : strlen(t));
+}
+
+static void md_verify(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(md) *self, int sig)
+{
+	static const char *const names[MD_THREADS] = {
+		"mdmain", "mdcond", "mdread",
+	};
+	static char msg[ENTRY_MAX];
+	uint32_t rva, size, list;
+	uint8_t *buf;
+	size_t len = 0;
+
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_STACKS", msg, sizeof(msg)));
+	ASSERT_NE(NULL, field(self->e, "ACTRACK_KERNEL", msg, sizeof(msg)));
+	buf = md_export(self, &len);
+	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(md_check(buf, len));
+	ASSERT_TRUE(md_stream(buf, len, 6, &rva, &size));
+	EXPECT_EQ((uint32_t)sig, md_u32(buf + rva + 8));
+	if (sig == SIGSEGV)
+		EXPECT_EQ((uint32_t)md_sh->tid[0], md_u32(buf + rva));
+	ASSERT_TRUE(md_stream(buf, len, 3, &list, &size));
+	ASSERT_EQ(MD_THREADS, md_u32(buf + list));
+	ASSERT_EQ(4 + MD_THREADS * 48, size);
+	ASSERT_NE(NULL, field(self->e, "MESSAGE", msg, sizeof(msg)));
+	for (int k = 0; k < MD_THREADS; k++) {
+		const uint8_t *t = NULL;
+		uint32_t ctx, ssz, srva;
+		uint64_t sp, rsp;
+		char fn[48], *blk;
+
+		for (uint32_t i = 0; i < MD_THREADS; i++)
+			if (md_u32(buf + list + 4 + 48 * i) ==
+			    (uint32_t)md_sh->tid[k])
+				t = buf + list + 4 + 48 * i;
+		ASSERT_NE(NULL, t) TH_LOG("tid %d not listed", md_sh->tid[k]);
+		memcpy(&sp, t + 24, 8);
+		ssz = md_u32(t + 32);
+		srva = md_u32(t + 36);
+		ctx = md_u32(t + 44);
+		ASSERT_LE((size_t)ctx + 1232, len);
+		EXPECT_EQ(0x00100003U, md_u32(buf + ctx + 0x30));
+		memcpy(&rsp, buf + ctx + 0x98, 8);
+		EXPECT_EQ(sp, rsp);
+		EXPECT_LT(0, ssz) TH_LOG("tid %d: no stack", md_sh->tid[k]);
+		EXPECT_LE((size_t)srva + ssz, len);
+		/* actrack's own unwinder named its three functions. */
+		blk = md_block_of(msg, md_sh->tid[k]);
+		ASSERT_NE(NULL, blk) TH_LOG("%s", msg);
+		for (int l = 3; l >= 1; l--) {
+			snprintf(fn, sizeof(fn), " %s_level%d", names[k], l);
+			EXPECT_NE(NULL, strstr(blk, fn)) TH_LOG("%s", blk);
+		}
+		free(blk);
+	}
+	free(buf);
+}
+
+TEST_F_TIMEOUT(md, sigkill_threads_blocked_in_nested_calls, 120)
+{
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, md_die_and_log(self, 0)) TH_LOG("no entry");
+	md_verify(_metadata, self, SIGKILL);
+}
+
+TEST_F_TIMEOUT(md, sigsegv_three_calls_deep, 120)
+{
+	VM_SETUP_SKIPPED();
+	ASSERT_EQ(0, md_die_and_log(self, 1)) TH_LOG("no entry");
+	md_verify(_metadata, self, SIGSEGV);
+}
+
+TEST_HARNESS_MAIN
