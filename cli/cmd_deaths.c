@@ -338,6 +338,38 @@ static const char *killer_cell(sd_journal *j, char *buf, size_t len)
 	return buf;
 }
 
+/* An entry of monitor --journal about the previous boot's image? */
+static bool is_boot_entry(sd_journal *j)
+{
+	static const char id[] = ACTRACK_JOURNAL_PREVIOUS_BOOT_ID;
+	const char *v;
+	size_t n;
+
+	return !get_field(j, "MESSAGE_ID", &v, &n) && n == sizeof(id) - 1 &&
+	       !memcmp(v, id, n);
+}
+
+/* The previous boot's entry: "previous boot" in DEATH, its processes and
+ * its boot id in COMMAND. */
+static void print_boot_line(sd_journal *j)
+{
+	char when[48], boot[40], what[128];
+	int64_t n = journal_field_num(j, "ACTRACK_PROCESSES");
+	int64_t bad = journal_field_num(j, "ACTRACK_UNREADABLE_ARENAS");
+
+	journal_field_str(j, "ACTRACK_PREVIOUS_BOOT_ID", boot, sizeof(boot),
+			  32);
+	if (n >= 0)
+		snprintf(what, sizeof(what), "%" PRId64 " process%s "
+			 "running, boot %s%s", n, n == 1 ? "" : "es", boot,
+			 bad > 0 ? ", unreadable arenas" : "");
+	else
+		snprintf(what, sizeof(what), "? processes running, boot %s",
+			 boot);
+	printf(LIST_FORMAT, journal_entry_time(j, when, sizeof(when)), "-",
+	       "-", "previous boot", "-", "-", what);
+}
+
 static void print_line(sd_journal *j)
 {
 	char when[48], death[48], phase[40], cmd[512], sig[40], killer[64];
@@ -347,6 +379,10 @@ static void print_line(sd_journal *j)
 	int64_t code = journal_field_num(j, "ACTRACK_EXIT_CODE");
 	int64_t core = journal_field_num(j, "ACTRACK_CORE_DUMPED");
 
+	if (is_boot_entry(j)) {
+		print_boot_line(j);
+		return;
+	}
 	if (journal_field_num(j, "ACTRACK_SIGNAL") > 0) {
 		journal_field_str(j, "ACTRACK_SIGNAL_NAME", sig, sizeof(sig),
 				  24);
@@ -440,6 +476,11 @@ static int add_matches(sd_journal *j, const struct deaths_opts *o)
 
 	ret = sd_journal_add_match(j, "MESSAGE_ID=" ACTRACK_JOURNAL_MESSAGE_ID,
 				   0);
+	/* The previous boot's entry is listed among the deaths (another
+	 * value of the same field: either matches), never exported. */
+	if (ret >= 0 && !o->export)
+		ret = sd_journal_add_match(j, "MESSAGE_ID="
+				ACTRACK_JOURNAL_PREVIOUS_BOOT_ID, 0);
 	/* Matches of different fields must all hold. */
 	if (ret >= 0 && o->oom)
 		ret = sd_journal_add_match(j, "ACTRACK_OOM=1", 0);

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include "cli.h"
+#include "hangs.h"
 #include "journal.h"
 #include "json.h"
 #include "render.h"
@@ -2153,6 +2154,62 @@ static int check_args(const struct args *a)
 				       "--arena (it reads the module's "
 				       "arenas)");
 	return 0;
+}
+
+/* ---- for other commands (cli/hangs.h) ---------------------------------- */
+
+void hangs_process_comm(const struct actrack_snap_process *p, char *buf,
+			size_t size)
+{
+	process_comm(p, buf, size);
+}
+
+uint32_t hangs_list_uids(uint32_t **out)
+{
+	return list_uids(out);
+}
+
+/* @fn for hung node @i: its verdict and why, as print_verdict() says. */
+static int image_verdict(const struct hangs *h, uint32_t i, hangs_image_fn fn,
+			 void *arg)
+{
+	const struct wg_thread *w = &h->g.threads[i];
+	char *why = NULL;
+	size_t n = 0;
+	FILE *mem = open_memstream(&why, &n);
+	int ret;
+
+	if (!mem)
+		return -ENOMEM;
+	print_reason(mem, h, i);
+	if (fclose(mem)) {
+		free(why);
+		return -ENOMEM;
+	}
+	ret = fn(w->proc, w->thread->tid, verdict_name(h->nodes[i].v), why,
+		 arg);
+	free(why);
+	return ret;
+}
+
+int hangs_image(const struct actrack_snapshot *s, hangs_image_fn fn,
+		void *arg)
+{
+	struct hangs h = { .min_age_ns = 1000000000ULL, .interval_ms = 200 };
+	int ret;
+
+	/* What look() makes of an image: one snapshot, no progress. */
+	h.prev = h.cur = s;
+	h.saved_image = cli_saved_image(s);
+	h.now = cli_now(s, &h.other_boot);
+	ret = analyze(&h);
+	for (uint32_t i = 0; !ret && i < h.g.nr_threads; i++)
+		if (is_hung_node(&h, i))
+			ret = image_verdict(&h, i, fn, arg);
+	wg_free(&h.g);
+	verdict_env_free(&h.env);
+	free(h.nodes);
+	return ret;
 }
 
 int cmd_hangs(int argc, char **argv)

@@ -31,6 +31,7 @@
 #include "journal.h"
 #include "json.h"
 #include "minidump.h"
+#include "previous_boot.h"
 #include "render.h"
 #include "symbolize.h"
 
@@ -400,6 +401,10 @@ int cmd_monitor(int argc, char **argv)
 	/* Survives rmmod/insmod (a DKMS upgrade) and overflows, saying what
 	 * was missed. */
 	actrack_monitor_set_gap_fn(m, monitor_gap, &o);
+	/* The service's start: what the machine was running when the
+	 * previous boot ended, once per image (cli/previous_boot.c). */
+	if (o.journal)
+		previous_boot_log();
 
 	/* No SA_RESTART: the signal must interrupt the wait in poll(). */
 	memset(&sa, 0, sizeof(sa));

@@ -339,3 +339,35 @@ int journal_send_hang(const struct journal_hang *e)
 		free(owned[i]);
 	return ret;
 }
+
+int journal_send_previous_boot(const struct journal_boot *e)
+{
+	struct iovec iov[NR_FIELDS];
+	char *owned[NR_FIELDS] = { NULL };
+	int n = 0, ret;
+
+	/* The machine died under running processes: an error, as a death
+	 * by a signal is. */
+	ret = field(iov, &n, owned, "PRIORITY=3") ?:
+	      field(iov, &n, owned, "MESSAGE_ID=%s",
+		    ACTRACK_JOURNAL_PREVIOUS_BOOT_ID) ?:
+	      field(iov, &n, owned, "SYSLOG_IDENTIFIER=actrack") ?:
+	      field_bytes(iov, &n, owned, "MESSAGE", e->message,
+			  strlen(e->message)) ?:
+	      field(iov, &n, owned, "ACTRACK_PREVIOUS_BOOT_ID=%s",
+		    e->boot_id) ?:
+	      field(iov, &n, owned, "ACTRACK_PROCESSES=%u", e->processes) ?:
+	      field(iov, &n, owned, "ACTRACK_ARENAS=%u", e->arenas) ?:
+	      field(iov, &n, owned, "ACTRACK_UNREADABLE_ARENAS=%u",
+		    e->unreadable) ?:
+	      field(iov, &n, owned, "ACTRACK_CORRUPT_ARENAS=%u", e->corrupt) ?:
+	      field(iov, &n, owned, "ACTRACK_TORN_THREADS=%u", e->torn) ?:
+	      field(iov, &n, owned, "ACTRACK_LOST_RECORDS=%u", e->lost) ?:
+	      field_bytes(iov, &n, owned, "ACTRACK_REPORT", e->report,
+			  strlen(e->report));
+	if (!ret)
+		ret = sd_journal_sendv(iov, n);
+	for (int i = 0; i < n; i++)
+		free(owned[i]);
+	return ret;
+}

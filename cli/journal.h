@@ -24,6 +24,9 @@
  * ended (actrack hangs --watch --journal; documented in actrack-hangs(1)). */
 #define ACTRACK_JOURNAL_HANG_ID	"e73f0a2ca8714de883c2ccd49c3a6394"
 #define ACTRACK_JOURNAL_HANG_END_ID	"8f7342c0e51541698eac2e95f7e640d0"
+/* MESSAGE_ID of the entry monitor --journal writes once per previous
+ * boot's image (cli/previous_boot.c; documented in actrack-deaths(1)). */
+#define ACTRACK_JOURNAL_PREVIOUS_BOOT_ID	"394b5103d5bc4b64b69977612ca71fb5"
 
 /* A renderer of cmd_monitor.c: writes one report to @f. */
 typedef void (*journal_render_fn)(FILE *f, const struct actrack_death *d,
@@ -66,6 +69,20 @@ struct journal_hang {
 
 /* Write @e to the journal as one entry.  Return 0 or -errno. */
 int journal_send_hang(const struct journal_hang *e);
+
+/*
+ * The previous boot's entry: @message and @report (its JSON) made by
+ * cli/previous_boot.c, @boot_id the image's (32 hex digits), the counts
+ * of what was read and of what was not.
+ */
+struct journal_boot {
+	const char *message, *report, *boot_id;
+	uint32_t processes, arenas;
+	uint32_t unreadable, corrupt, torn, lost;
+};
+
+/* Write @e to the journal as one entry.  Return 0 or -errno. */
+int journal_send_previous_boot(const struct journal_boot *e);
 
 /* actrack deaths (cli/cmd_deaths.c): the entries read back. */
 int cmd_deaths(int argc, char **argv);

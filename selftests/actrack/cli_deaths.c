@@ -870,4 +870,156 @@ TEST_F(export, usage_errors)
 	EXPECT_EQ(2, self->r.status);
 }
 
+/* ---- the previous boot's entry (monitor --journal at boot) -------------- */
+
+#define BOOT_MESSAGE_ID	"394b5103d5bc4b64b69977612ca71fb5"
+#define BOOT_ID		"5d41402abc4b2a76b9719d911017c592"
+#define BOOT_MESSAGE							\
+	"previous boot " BOOT_ID " ended while 2 processes were "	\
+	"running: 4242 server (4242 'server' lock-acquire lock 0x5000, "\
+	"deadlock: waits for lock 0x5000 held by 4243 'peer'; 4243 "	\
+	"'peer' lock-acquire lock 0x6000), 77 cron (77 'cron' no "	\
+	"activity)"
+#define BOOT_REPORT							\
+	"{\"schema\":\"actrack-previous-boot/1\",\"boot_id\":\""	\
+	BOOT_ID "\",\"processes\":2}"
+
+/* The entry monitor --journal writes at boot, at T0 + 1300 s, as the
+ * journal file boot.journal of @dir. */
+static int write_boot_journal(const char *dir)
+{
+	char export[300], journal[300], out[320];
+	char *argv[] = { JOURNAL_REMOTE, out, export, NULL };
+	struct run r = { 0 };
+	FILE *f;
+	int ret;
+
+	snprintf(export, sizeof(export), "%s/boot.export", dir);
+	snprintf(journal, sizeof(journal), "%s/boot.journal", dir);
+	snprintf(out, sizeof(out), "--output=%s", journal);
+	f = fopen(export, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "__REALTIME_TIMESTAMP=%llu\n",
+		(unsigned long long)(T0 + 1300) * 1000000ULL);
+	fprintf(f, "__MONOTONIC_TIMESTAMP=%llu\n", 5000000ULL);
+	put_field(f, "_BOOT_ID", "fedcba9876543210fedcba9876543210");
+	put_field(f, "_HOSTNAME", "web-7");
+	put_field(f, "PRIORITY", "3");
+	put_field(f, "MESSAGE_ID", BOOT_MESSAGE_ID);
+	put_field(f, "SYSLOG_IDENTIFIER", "actrack");
+	put_field(f, "MESSAGE", BOOT_MESSAGE);
+	put_field(f, "ACTRACK_PREVIOUS_BOOT_ID", BOOT_ID);
+	put_field(f, "ACTRACK_PROCESSES", "2");
+	put_field(f, "ACTRACK_ARENAS", "1");
+	put_field(f, "ACTRACK_UNREADABLE_ARENAS", "0");
+	put_field(f, "ACTRACK_CORRUPT_ARENAS", "0");
+	put_field(f, "ACTRACK_TORN_THREADS", "0");
+	put_field(f, "ACTRACK_LOST_RECORDS", "0");
+	put_field(f, "ACTRACK_REPORT", BOOT_REPORT);
+	fputc('\n', f);
+	if (fclose(f))
+		return -1;
+	ret = run_program(&r, JOURNAL_REMOTE, NULL, argv);
+	if (!ret && r.status)
+		ret = -1;
+	run_free(&r);
+	unlink(export);
+	return ret;
+}
+
+FIXTURE(boot) {
+	char dir[256], journal[300], dir_opt[320];
+	struct run r;
+};
+
+FIXTURE_SETUP(boot)
+{
+	memset(&self->r, 0, sizeof(self->r));
+	self->dir[0] = '\0';
+	if (access(JOURNAL_REMOTE, X_OK))
+		SKIP(return, "no %s (systemd-journal-remote)",
+		     JOURNAL_REMOTE);
+	test_path(self->dir, sizeof(self->dir), "boot");
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+	ASSERT_EQ(0, write_journal(self->dir, entries, NULL, NR_ENTRIES,
+				   self->journal, sizeof(self->journal)));
+	ASSERT_EQ(0, write_boot_journal(self->dir));
+	snprintf(self->dir_opt, sizeof(self->dir_opt), "--directory=%s",
+		 self->dir);
+}
+
+FIXTURE_TEARDOWN(boot)
+{
+	char cmd[600];
+
+	run_free(&self->r);
+	if (self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", self->dir);
+	}
+}
+
+/* Listed among the deaths, in time order, in one line of its own. */
+TEST_F(boot, listed_among_the_deaths)
+{
+	SETUP_SKIPPED();
+	DEATHS(self->dir_opt);
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_STREQ("", self->r.err);
+	EXPECT_STREQ(
+"TIME                     PID    UID  DEATH         KILLER          PHASE              COMMAND\n"
+"2023-11-14 22:13:20.000  100    1000 SIGSEGV+core  kernel          main-loop-started  /usr/bin/server --port 80\n"
+"2023-11-14 22:23:20.000  310    1000 SIGKILL       systemd-oomd    serving            cache\n"
+"2023-11-14 22:33:20.000  320    1000 SIGTERM       itself          done               quitter\n"
+"2023-11-14 22:35:00.000  -      -    previous boot -               -                  2 processes running, boot " BOOT_ID "\n"
+"2023-11-14 22:38:20.000  330    1000 SIGKILL       outside-ns      idle               guest\n"
+"2023-11-14 23:13:20.000  200    0    exit 3        -               initialized        batch\\x1b[2J -n 3\n"
+"2023-11-15 00:13:20.000  100    1000 SIGKILL       OOM killer      starting           worker\n",
+		     self->r.out);
+	/* As JSON: its report, where the deaths have theirs. */
+	DEATHS("--json", self->dir_opt, "--since", "@1700001200", "--until",
+	       "@1700001501");
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_STREQ("{\"pid\": 320, \"signal\": 15}\n" BOOT_REPORT "\n"
+		     "{\"pid\": 330, \"signal\": 9}\n", self->r.out);
+	/* A process's deaths (by pid, by command) are not about it. */
+	DEATHS(self->dir_opt, "100");
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_EQ(3, count_lines(self->r.out));
+	EXPECT_EQ(NULL, strstr(self->r.out, "previous boot"));
+	DEATHS(self->dir_opt, "--oom");
+	EXPECT_EQ(2, count_lines(self->r.out));
+}
+
+/* info shows it whole: its MESSAGE, or with --json its report. */
+TEST_F(boot, info_shows_it_whole)
+{
+	SETUP_SKIPPED();
+	DEATHS("info", self->dir_opt, "--until", "@1700001400");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_STREQ("logged 2023-11-14 22:35:00.000 on web-7\n"
+		     BOOT_MESSAGE "\n", self->r.out);
+	DEATHS("info", "--json", self->dir_opt, "--until", "@1700001400");
+	EXPECT_EQ(0, self->r.status);
+	EXPECT_STREQ(BOOT_REPORT "\n", self->r.out);
+}
+
+/* No death to export: export leaves it out. */
+TEST_F(boot, never_exported)
+{
+	char out[300];
+
+	SETUP_SKIPPED();
+	snprintf(out, sizeof(out), "%s/dumps", self->dir);
+	ASSERT_EQ(0, mkdir(out, 0700));
+	DEATHS("export", "--minidump", "-o", out, self->dir_opt, "--since",
+	       "@1700001300", "--until", "@1700001301");
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_STREQ("", self->r.out);
+	EXPECT_STREQ("actrack: deaths: no death reports in the journal\n",
+		     self->r.err);
+}
+
 TEST_HARNESS_MAIN

@@ -26,6 +26,7 @@
 #include <termios.h>
 #include "vm_util.h"
 #include "snapshot_helpers.h"	/* run_cli */
+#include "journal_native.h"
 
 #define MODULE_NAME	"actrack"
 #define LABEL		"actrack_vmtest"
@@ -512,6 +513,207 @@ TEST_F_TIMEOUT(persist, previous_boot, 240)
 	if (!ACTRACK_TEST_FAILED(_metadata))
 		checked_write(value);
 	/* As the tests after it expect: without persist=. */
+	ASSERT_EQ(0, reload(""));
+}
+
+/* ---- the monitor's entry at boot (cli/previous_boot.c) ------------------ */
+
+#define BOOT_MESSAGE_ID	"394b5103d5bc4b64b69977612ca71fb5"
+#define MARK_DIR	"/run/actrack"
+
+struct boot_monitor {
+	pid_t pid;
+	int err;		/* its stderr */
+};
+
+/* `actrack monitor --journal`, with its NOTIFY_SOCKET: 0 once ready
+ * (its boot entry, if any, is sent before), or -errno. */
+static int boot_monitor_start(struct boot_monitor *m)
+{
+	char notify[108];
+	int e[2], nfd, ret;
+
+	nfd = vm_notify_open(notify, sizeof(notify));
+	if (nfd < 0)
+		return nfd;
+	if (pipe2(e, O_CLOEXEC)) {
+		close(nfd);
+		return -errno;
+	}
+	m->pid = fork();
+	if (m->pid < 0)
+		return -errno;
+	if (!m->pid) {
+		char *argv[] = { "actrack", "monitor", "--journal",
+				 "--timeout", "600", NULL };
+
+		dup2(e[1], 2);
+		if (setenv("NOTIFY_SOCKET", notify, 1))
+			_exit(126);
+		execv(cli_path(), argv);
+		_exit(127);
+	}
+	close(e[1]);
+	m->err = e[0];
+	ret = vm_notify_wait_ready(nfd, 120000 * actrack_test_slowness());
+	close(nfd);
+	unlink(notify);
+	return ret;
+}
+
+/* Stopped; its stderr, whole (free it). */
+static char *boot_monitor_stop(struct boot_monitor *m)
+{
+	char *err;
+
+	kill(m->pid, SIGTERM);
+	waitpid(m->pid, NULL, 0);
+	err = slurp_fd(m->err);
+	return err;
+}
+
+/* The entries queued on @sock with our MESSAGE_ID: how many, the last in
+ * @e.  Sent before the monitor was ready, so all there already. */
+static int boot_entries(int sock, struct entry *e)
+{
+	static struct entry tmp;
+	char id[64];
+	int nr = 0;
+	ssize_t n;
+
+	while ((n = recv(sock, tmp.buf, sizeof(tmp.buf), MSG_DONTWAIT)) > 0) {
+		tmp.len = (size_t)n;
+		if (field(&tmp, "MESSAGE_ID", id, sizeof(id)) &&
+		    !strcmp(id, BOOT_MESSAGE_ID)) {
+			memcpy(e->buf, tmp.buf, tmp.len);
+			e->len = tmp.len;
+			nr++;
+		}
+	}
+	return nr;
+}
+
+/* The fields of the entry about the image of @s (uid 0's arena, the only
+ * one boot 1 filled) and its victim @p. */
+static void check_boot_entry(struct __test_metadata *_metadata,
+			     const struct entry *e,
+			     const struct actrack_snapshot *s,
+			     const struct actrack_snap_process *p,
+			     const char *boot)
+{
+	static char v[256 * 1024];
+	const struct actrack_snap_thread *t = &p->threads[0];
+	char want[512], n[16];
+
+	snprintf(n, sizeof(n), "%u", s->nr_processes);
+	ASSERT_NE(NULL, field(e, "PRIORITY", v, sizeof(v)));
+	EXPECT_STREQ("3", v);
+	ASSERT_NE(NULL, field(e, "SYSLOG_IDENTIFIER", v, sizeof(v)));
+	EXPECT_STREQ("actrack", v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_PREVIOUS_BOOT_ID", v, sizeof(v)));
+	EXPECT_STREQ(boot, v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_PROCESSES", v, sizeof(v)));
+	EXPECT_STREQ(n, v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_ARENAS", v, sizeof(v)));
+	EXPECT_STREQ("1", v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_UNREADABLE_ARENAS", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_CORRUPT_ARENAS", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+	ASSERT_NE(NULL, field(e, "ACTRACK_TORN_THREADS", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+
+	ASSERT_NE(NULL, field(e, "MESSAGE", v, sizeof(v)));
+	snprintf(want, sizeof(want), "previous boot %s ended while %u "
+		 "process%s %s running: ", boot, s->nr_processes,
+		 s->nr_processes == 1 ? "" : "es",
+		 s->nr_processes == 1 ? "was" : "were");
+	EXPECT_EQ(0, strncmp(v, want, strlen(want))) TH_LOG("%s", v);
+	/* The victim, its one thread in its lock wait: judged from the
+	 * image, not hung (hangs --previous-boot), so no verdict. */
+	snprintf(want, sizeof(want), "%u %.*s (%u '%.*s' %s lock 0x%llx)",
+		 p->pid, (int)sizeof(t->name), t->name, t->tid,
+		 (int)sizeof(t->name), t->name,
+		 actrack_activity_name(ACTRACK_ACT_LOCK_ACQUIRE),
+		 (unsigned long long)t->activities[1].a.object);
+	EXPECT_NE(NULL, strstr(v, want)) TH_LOG("no '%s' in '%s'", want, v);
+	EXPECT_STREQ("vm_persist", t->name);
+
+	ASSERT_NE(NULL, field(e, "ACTRACK_REPORT", v, sizeof(v)));
+	snprintf(want, sizeof(want), "{\"schema\":\"actrack-previous-boot/1\","
+		 "\"boot_id\":\"%s\",\"processes\":%u,\"unreadable_arenas\":0,"
+		 "\"corrupt_arenas\":0,\"torn_threads\":0,", boot,
+		 s->nr_processes);
+	EXPECT_EQ(0, strncmp(v, want, strlen(want))) TH_LOG("%s", v);
+	EXPECT_EQ(NULL, strchr(v, '\n'));
+}
+
+/*
+ * The service at the second boot: `actrack monitor --journal` writes one
+ * entry about the image (the boot id `ps --previous-boot` reads, its
+ * processes, the victim with what it was doing); started again in the
+ * same boot, none.
+ */
+TEST_F_TIMEOUT(persist, monitor_boot_entry, 600)
+{
+	const struct actrack_snap_process *p;
+	struct actrack_snapshot *s;
+	struct boot_monitor m;
+	char boot[33], mark[128], *err;
+	struct entry *e;
+	uint8_t now[16];
+	int sock, ret;
+
+	VM_REQUIRE_MODULE();
+	if (!persist_boot())
+		SKIP(return, "not a two-boot run: no reserve_mem=SIZE:ALIGN:"
+		     LABEL " on the kernel command line "
+		     "(scripts/vmtest --persist)");
+	if (!kernel_has_reserve_mem())
+		SKIP(return, "no reserve_mem= before Linux 6.12");
+	ASSERT_EQ(0, reload("persist=" LABEL));
+	ret = select_previous(0);
+	if (ret == -ENODATA)
+		SKIP(return, "the first boot (no image yet): its crash comes "
+		     "in persist.previous_boot");
+	ASSERT_EQ(0, ret);
+
+	/* What ps --previous-boot reads: the walk the monitor uses. */
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT,
+					   &s));
+	p = find_victim(s);
+	ASSERT_NE(NULL, p);
+	for (int i = 0; i < 16; i++)
+		snprintf(boot + 2 * i, 3, "%02x", s->header.boot_id[i]);
+	ASSERT_EQ(0, actrack_boot_id(now));
+	EXPECT_NE(0, memcmp(now, s->header.boot_id, sizeof(now)));
+
+	sock = journal_socket_bind();
+	ASSERT_LE(0, sock) TH_LOG("journal socket: %s", strerror(-sock));
+	e = calloc(1, sizeof(*e));
+	ASSERT_NE(NULL, e);
+	/* A monitor of another test of this boot may have logged it. */
+	snprintf(mark, sizeof(mark), MARK_DIR "/previous-boot.%s", boot);
+	unlink(mark);
+
+	ASSERT_EQ(0, boot_monitor_start(&m));
+	EXPECT_EQ(1, boot_entries(sock, e));
+	err = boot_monitor_stop(&m);
+	EXPECT_STREQ("", err ? err : "?");
+	free(err);
+	check_boot_entry(_metadata, e, s, p, boot);
+	EXPECT_EQ(0, access(mark, F_OK));
+
+	/* Restarted in the same boot: the image was logged. */
+	ASSERT_EQ(0, boot_monitor_start(&m));
+	EXPECT_EQ(0, boot_entries(sock, e));
+	err = boot_monitor_stop(&m);
+	EXPECT_STREQ("", err ? err : "?");
+	free(err);
+
+	free(e);
+	close(sock);
+	actrack_snapshot_free(s);
 	ASSERT_EQ(0, reload(""));
 }
 
