@@ -275,8 +275,9 @@ static int actrack_persist_claim(phys_addr_t start, phys_addr_t size)
 
 	if (region_intersects(start, size, IORESOURCE_SYSTEM_RAM,
 			      IORES_DESC_NONE) != REGION_DISJOINT) {
-		pr_err("persist=%s: the range is (partly) System RAM: reserve it first, e.g. with memmap=%pa$%pa on the kernel command line\n",
-		       arg, &size, &start);
+		pr_err("persist=%s: the range is (partly) System RAM: reserve it first, e.g. with memmap=%#llx$%#llx on the kernel command line\n",
+		       arg, (unsigned long long)size,
+		       (unsigned long long)start);
 		return -EADDRNOTAVAIL;
 	}
 	actrack_persist_res = request_mem_region(start, size, "actrack persist");
