@@ -276,6 +276,14 @@ void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
 	}
 }
 
+void cli_print_corrupt_note(FILE *f, const struct actrack_snapshot *s)
+{
+	if (s->corrupt)
+		fputs("note: the arena is corrupt: records that failed "
+		      "validation were skipped, processes or threads may be "
+		      "missing\n", f);
+}
+
 uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)
 {
 	static const uint8_t zero[16];

@@ -448,6 +448,56 @@ TEST_F_TIMEOUT(persist, range_held_by_a_driver, 120)
 	ASSERT_EQ(0, reload(""));
 }
 
+/*
+ * The memmap= region within one boot, where nothing crashes (e.g. the
+ * debug kernel, which has no sysrq): claimed at load (/proc/iomem), an
+ * arena carved from it and mapped, released at unload.
+ */
+TEST_F_TIMEOUT(persist, memmap_region_live, 240)
+{
+	const char *param = persist_param();
+	struct actrack_layout lay;
+	struct actrack_snapshot *s;
+	int ready[2], fd, status;
+	bool said;
+	pid_t pid;
+
+	VM_REQUIRE_MODULE();
+	if (!param || strcmp(param, REGION_ARG))
+		SKIP(return, "needs the " MEMMAP_ARG " region on the kernel "
+		     "command line (scripts/vmtest --persist=memmap)");
+	ASSERT_EQ(0, reload_said(param, "persist: region 16M@0x20000000, "
+				 "16777216 bytes, half ", &said));
+	EXPECT_TRUE(said);
+	EXPECT_TRUE(iomem_has("20000000-20ffffff : actrack persist"));
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		victim(ready[1]);
+	}
+	close(ready[1]);
+	ASSERT_EQ(0, vm_read_n(ready[0], 1, 60000));
+	close(ready[0]);
+	fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ACTRACK_IOC_LAYOUT, &lay));
+	EXPECT_EQ(ACTRACK_LAYOUT_READONLY | ACTRACK_LAYOUT_PERSISTENT,
+		  lay.flags);
+	close(fd);
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, 0, &s));
+	ASSERT_NE(NULL, find_victim(s));
+	EXPECT_EQ((uint32_t)pid, find_victim(s)->pid);
+	actrack_snapshot_free(s);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+
+	ASSERT_EQ(0, reload(""));
+	EXPECT_FALSE(iomem_has(": actrack persist"));
+}
+
 TEST_F_TIMEOUT(persist, previous_boot, 240)
 {
 	const char *param = persist_param();
@@ -534,6 +584,70 @@ static void check_cli_refused(struct __test_metadata *_metadata, int status,
 	}
 }
 
+/* Run `actrack @cmd --previous-boot`: its output in @r. */
+static void run_previous(struct __test_metadata *_metadata, struct run *r,
+			 const char *cmd)
+{
+	char *argv[] = { "actrack", (char *)cmd, "--previous-boot", NULL };
+
+	ASSERT_EQ(0, run_cli(r, NULL, argv));
+}
+
+/*
+ * The records after @arena's header overwritten (through @mem, the
+ * module unloaded): the image is read, what failed validation is
+ * skipped (here: all of the victim, whose records begin there) and
+ * said, by each command, which exits 0.  Put back after.
+ */
+static void scribble_records(struct __test_metadata *_metadata, int mem,
+			     uint64_t arena, const char *param)
+{
+	static const char note[] = "note: the arena is corrupt: records "
+				   "that failed validation were skipped";
+	char saved[256], junk[256];
+	struct actrack_snapshot *s;
+	off_t at = (off_t)(arena + ACTRACK_ARENA_HEADER_SIZE);
+	struct run r;
+
+	memset(junk, 0xa5, sizeof(junk));
+	ASSERT_EQ(sizeof(saved), pread(mem, saved, sizeof(saved), at));
+	ASSERT_EQ(sizeof(junk), pwrite(mem, junk, sizeof(junk), at));
+	ASSERT_EQ(0, reload(param));
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT,
+					   &s));
+	EXPECT_TRUE(s->corrupt);
+	EXPECT_EQ(0, s->nr_processes);
+	actrack_snapshot_free(s);
+
+	/* ps: the bare table, the note on stderr. */
+	run_previous(_metadata, &r, "ps");
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, strncmp(r.out, "    PID  STATE", 14));
+	EXPECT_TRUE(strchr(r.out, '\n') && !strchr(r.out, '\n')[1]);
+	EXPECT_NE(NULL, strstr(r.err, note));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	run_previous(_metadata, &r, "dump");
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "\n0 processes, 0 threads, "));
+	EXPECT_NE(NULL, strstr(r.out, " bytes used, corrupt yes\n"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	/* hangs: no verdict is believed silently. */
+	run_previous(_metadata, &r, "hangs");
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, note));
+	EXPECT_NE(NULL, strstr(r.out, "no hung threads (0 threads in 0 "
+				      "processes;"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(sizeof(saved), pwrite(mem, saved, sizeof(saved), at));
+}
+
 /*
  * Second boot of a memmap= run: the previous boot's image, scribbled on
  * between loads through /dev/mem.  Its arena's magic: the image is still
@@ -594,6 +708,9 @@ TEST_F_TIMEOUT(persist, corrupt_previous_boot, 240)
 	ASSERT_EQ(0, reload(""));
 	ASSERT_EQ(sizeof(magic), pwrite(mem, magic, sizeof(magic),
 					(off_t)arena));
+
+	/* Its first records: read, and the damage said. */
+	scribble_records(_metadata, mem, arena, param);
 
 	/* Its slot table: the checksum fails, no image is kept. */
 	ASSERT_EQ(sizeof(bad_uid), pwrite(mem, &bad_uid, sizeof(bad_uid),
