@@ -140,8 +140,7 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 		return buf;
 	case ENODATA:
 		snprintf(buf, len, "no image of a previous boot (load "
-			 "actrack.ko with persist=LABEL, and boot with "
-			 "reserve_mem=SIZE:4096:LABEL)");
+			 "actrack.ko with persist=: see actrack-ps(1))");
 		return buf;
 	case ENOENT:
 		if (cli.previous_boot) {
