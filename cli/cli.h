@@ -94,6 +94,9 @@ bool cli_saved_image(const struct actrack_snapshot *s);
  * image or an arena of another boot (nothing for a live arena). */
 void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
 			 bool other_boot);
+/* The "note: ..." line that says @s was corrupt: records that failed the
+ * validating walk were skipped (nothing for a sound arena). */
+void cli_print_corrupt_note(FILE *f, const struct actrack_snapshot *s);
 
 /* Durations: "350 ms", "12.3 s", "5m07s", "3h05m", "2d04h". */
 char *cli_duration(char *buf, size_t len, uint64_t ns);

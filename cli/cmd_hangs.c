@@ -896,6 +896,7 @@ static int print_text(struct hangs *h)
 	char dur[32];
 
 	cli_print_time_note(stdout, h->cur, h->other_boot);
+	cli_print_corrupt_note(stdout, h->cur);
 	for (uint32_t i = 0; i < g->nr_threads; i++)
 		if (is_hung_node(h, i))
 			print_hung(h, i);

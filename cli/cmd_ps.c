@@ -39,6 +39,7 @@ int cmd_ps(int argc, char **argv)
 		fputc('\n', stdout);
 	}
 	/* On stderr: the table stays a table for scripts. */
+	cli_print_corrupt_note(stderr, s);
 	if (s->header.lost_records)
 		fprintf(stderr, "actrack: warning: %u records were not "
 			"written, the arena was full: some processes or "

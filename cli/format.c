@@ -140,8 +140,7 @@ const char *cli_arena_strerror(const char *path, int err, char *buf,
 		return buf;
 	case ENODATA:
 		snprintf(buf, len, "no image of a previous boot (load "
-			 "actrack.ko with persist=LABEL, and boot with "
-			 "reserve_mem=SIZE:4096:LABEL)");
+			 "actrack.ko with persist=: see actrack-ps(1))");
 		return buf;
 	case ENOENT:
 		if (cli.previous_boot) {
@@ -274,6 +273,14 @@ void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
 		fputs("note: arena from another boot: ages are relative to its "
 		      "newest timestamp\n", f);
 	}
+}
+
+void cli_print_corrupt_note(FILE *f, const struct actrack_snapshot *s)
+{
+	if (s->corrupt)
+		fputs("note: the arena is corrupt: records that failed "
+		      "validation were skipped, processes or threads may be "
+		      "missing\n", f);
 }
 
 uint64_t cli_now(const struct actrack_snapshot *s, bool *other_boot)

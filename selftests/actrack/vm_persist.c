@@ -5,21 +5,27 @@
  * the reset, by the next boot of the same machine.
  *
  * One VM, three boots, two ways to die: `scripts/vmtest --persist` boots
- * with reserve_mem=...:actrack_vmtest, lets a panic or its emulated
- * watchdog (i6300esb) reset the VM (QEMU keeps its RAM) instead of ending
- * it.  Each boot reloads the module with persist=actrack_vmtest.  When
- * there is no previous boot's image (the first boot), previous_boot starts
- * a victim that pushes known values into its arena, then crashes the
- * kernel (sysrq c).  In the next boot it must find that victim with those
- * exact values, through the library, `actrack ps --previous-boot` and
- * `actrack dump --previous-boot`, and nobody but root may read it; then
- * hard_hang starts the same victim with another value and hangs the
- * machine hard (every CPU spinning with interrupts off: the test fixture
- * selftests/actrack/lockup), no panic, nothing flushed, until the watchdog
- * resets it.  In the third boot the same checker must find the hang's
- * victim.  The victim's value says which way its boot died.  Anything
- * else: a SKIP that says why.  In any run, persist= naming no region is
- * refused with an exact errno.
+ * with reserve_mem=...:actrack_vmtest (6.12 on) or memmap=16M$0x20000000
+ * (5.10, 6.1, or any kernel with --persist=memmap) and lets a panic or
+ * its emulated watchdog (i6300esb) reset the VM (QEMU keeps its RAM)
+ * instead of ending it.  Each boot reloads the module with
+ * persist=actrack_vmtest or persist=16M@0x20000000.  When there is no
+ * previous boot's image (the first boot), previous_boot starts a victim
+ * that pushes known values into its arena, then crashes the kernel (sysrq
+ * c).  In the next boot it must find that victim with those exact values,
+ * through the library, `actrack ps --previous-boot` and `actrack dump
+ * --previous-boot`, and nobody but root may read it; monitor_boot_entry
+ * checks the journal entry the monitor writes about it; in a memmap= run,
+ * corrupt_previous_boot scribbles on the region through /dev/mem (not
+ * System RAM, and unclaimed while the module is loaded without persist=)
+ * and rereads it; then hard_hang starts the same victim with another
+ * value and hangs the machine hard (every CPU spinning with interrupts
+ * off: the test fixture selftests/actrack/lockup), no panic, nothing
+ * flushed, until the watchdog resets it.  In the third boot the same
+ * checker must find the hang's victim.  The victim's value says which way
+ * its boot died.  Anything else: a SKIP that says why.  In any run,
+ * persist= naming no region, or a range that cannot be one, is refused
+ * with an exact errno.
  */
 #include <sys/utsname.h>
 #include <linux/watchdog.h>
@@ -35,22 +41,38 @@
 #define VICTIM_VALUE	4242ULL		/* its boot died of a panic */
 #define VICTIM_VALUE_HANG 4243ULL	/* of a hard hang */
 #define NOBODY		65534
+/* scripts/vmtest's --persist=memmap region, and persist= naming it. */
+#define MEMMAP_ARG	"memmap=16M$0x20000000"
+#define REGION_ARG	"persist=16M@0x20000000"
+#define REGION_START	0x20000000ULL
+#define REGION_HALF	(8ULL << 20)
 
-/* /proc/cmdline names our region. */
-static bool persist_boot(void)
+static bool kernel_has_reserve_mem(void);
+
+/*
+ * The persist= that names this boot's region, from /proc/cmdline: the
+ * reserve_mem= label where the kernel has it, else the memmap= range;
+ * NULL when there is none.
+ */
+static const char *persist_param(void)
 {
 	char buf[4096];
 	ssize_t n;
 	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return false;
+		return NULL;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return NULL;
 	buf[n] = '\0';
-	return strstr(buf, "reserve_mem=") && strstr(buf, ":" LABEL);
+	if (strstr(buf, "reserve_mem=") && strstr(buf, ":" LABEL) &&
+	    kernel_has_reserve_mem())
+		return "persist=" LABEL;
+	if (strstr(buf, MEMMAP_ARG " ") || strstr(buf, MEMMAP_ARG "\n"))
+		return REGION_ARG;
+	return NULL;
 }
 
 /* reserve_mem= came with 6.12 (kmod/compat.h). */
@@ -79,6 +101,50 @@ static int reload(const char *params)
 	if (ret && ret != -ENOENT)
 		return ret;
 	return vm_module_load(params);
+}
+
+/* /dev/kmsg from now on (non-blocking), or -1. */
+static int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Did the kernel log @want since kmsg_open()?  Closes @fd. */
+static bool kmsg_said(int fd, const char *want)
+{
+	char rec[8192];
+	bool found = false;
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (strstr(rec, want))
+			found = true;
+	}
+	close(fd);
+	return found;
+}
+
+/* reload(@params), and the kernel's words about it must hold @want. */
+static int reload_said(const char *params, const char *want, bool *said)
+{
+	int fd = kmsg_open(), ret = reload(params);
+
+	*said = kmsg_said(fd, want);
+	return ret;
 }
 
 /* SELECT of @uid's previous-boot arena on a fresh fd: 0 or -errno. */
@@ -486,23 +552,143 @@ TEST_F_TIMEOUT(persist, refused_without_region, 120)
 	ASSERT_EQ(0, reload(""));
 }
 
+/*
+ * A range that cannot be a region, each refused with its errno and its
+ * dmesg line: malformed, empty, unaligned, wrapping past the physical
+ * address space (EINVAL), the kernel's own RAM (EADDRNOTAVAIL).
+ */
+TEST_F_TIMEOUT(persist, hostile_range, 120)
+{
+	static const struct {
+		const char *param;
+		int err;
+		const char *said;
+	} cases[] = {
+		{ "persist=16M@", -EINVAL, "neither a label" },
+		{ "persist=16Q@0x20000000", -EINVAL, "neither a label" },
+		{ "persist=@0x20000000", -EINVAL, "neither a label" },
+		{ "persist=16M@0x20000000x", -EINVAL, "neither a label" },
+		{ "persist=0@0x20000000", -EINVAL, "must be non-zero" },
+		{ "persist=16M@0x20000800", -EINVAL, "must be non-zero" },
+		{ "persist=16385@0x20000000", -EINVAL, "must be non-zero" },
+		{ "persist=16M@0xfffffffffffff000", -EINVAL,
+		  "overflows the physical address space" },
+		{ "persist=4G@0xfffffffff0000000", -EINVAL,
+		  "overflows the physical address space" },
+		/* The kernel's own memory: 64 MiB on is RAM under QEMU. */
+		{ "persist=16M@0x4000000", -EADDRNOTAVAIL,
+		  "is (partly) System RAM" },
+	};
+	bool said;
+
+	VM_REQUIRE_MODULE();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT_EQ(cases[i].err, reload_said(cases[i].param,
+						    cases[i].said, &said))
+			TH_LOG("%s", cases[i].param);
+		EXPECT_TRUE(said) TH_LOG("%s: no '%s' in dmesg",
+					 cases[i].param, cases[i].said);
+	}
+	ASSERT_EQ(0, reload(""));
+}
+
+/* Does /proc/iomem list @line (e.g. a device's claim)? */
+static bool iomem_has(const char *line)
+{
+	char buf[256];
+	bool found = false;
+	FILE *f = fopen("/proc/iomem", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(buf, sizeof(buf), f))
+		found = strstr(buf, line) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* A range another driver holds (QEMU's I/O APIC): EBUSY. */
+TEST_F_TIMEOUT(persist, range_held_by_a_driver, 120)
+{
+	bool said;
+
+	VM_REQUIRE_MODULE();
+	if (!iomem_has("fec00000-fec003ff : IOAPIC 0"))
+		SKIP(return, "no 'fec00000-fec003ff : IOAPIC 0' in /proc/iomem "
+		     "(a kernel without X86_IO_APIC, or not QEMU's PC "
+		     "machine)");
+	EXPECT_EQ(-EBUSY, reload_said("persist=4M@0xfec00000",
+				      "held by another driver", &said));
+	EXPECT_TRUE(said);
+	ASSERT_EQ(0, reload(""));
+}
+
+/*
+ * The memmap= region within one boot, where nothing crashes (e.g. the
+ * debug kernel, which has no sysrq): claimed at load (/proc/iomem), an
+ * arena carved from it and mapped, released at unload.
+ */
+TEST_F_TIMEOUT(persist, memmap_region_live, 240)
+{
+	const char *param = persist_param();
+	struct actrack_layout lay;
+	struct actrack_snapshot *s;
+	int ready[2], fd, status;
+	bool said;
+	pid_t pid;
+
+	VM_REQUIRE_MODULE();
+	if (!param || strcmp(param, REGION_ARG))
+		SKIP(return, "needs the " MEMMAP_ARG " region on the kernel "
+		     "command line (scripts/vmtest --persist=memmap)");
+	ASSERT_EQ(0, reload_said(param, "persist: region 16M@0x20000000, "
+				 "16777216 bytes, half ", &said));
+	EXPECT_TRUE(said);
+	EXPECT_TRUE(iomem_has("20000000-20ffffff : actrack persist"));
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		victim(ready[1], VICTIM_VALUE);
+	}
+	close(ready[1]);
+	ASSERT_EQ(0, vm_read_n(ready[0], 1, 60000));
+	close(ready[0]);
+	fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ACTRACK_IOC_LAYOUT, &lay));
+	EXPECT_EQ(ACTRACK_LAYOUT_READONLY | ACTRACK_LAYOUT_PERSISTENT,
+		  lay.flags);
+	close(fd);
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, 0, &s));
+	ASSERT_NE(NULL, find_victim(s));
+	EXPECT_EQ((uint32_t)pid, find_victim(s)->pid);
+	actrack_snapshot_free(s);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+
+	ASSERT_EQ(0, reload(""));
+	EXPECT_FALSE(iomem_has(": actrack persist"));
+}
+
 TEST_F_TIMEOUT(persist, previous_boot, 240)
 {
+	const char *param = persist_param();
 	uint64_t value;
 	int ret;
 
 	VM_REQUIRE_MODULE();
-	if (!persist_boot())
-		SKIP(return, "not a two-boot run: no reserve_mem=SIZE:ALIGN:"
-		     LABEL " on the kernel command line "
-		     "(scripts/vmtest --persist)");
-	if (!kernel_has_reserve_mem())
-		SKIP(return, "no reserve_mem= before Linux 6.12 (the "
-		     "memmap= region of older kernels is not supported)");
+	if (!param)
+		SKIP(return, "not a two-boot run: neither reserve_mem=SIZE:"
+		     "ALIGN:" LABEL " (6.12+) nor " MEMMAP_ARG " on the "
+		     "kernel command line (scripts/vmtest --persist)");
 	if (access("/proc/sysrq-trigger", W_OK))
 		SKIP(return, "no /proc/sysrq-trigger (CONFIG_MAGIC_SYSRQ): "
 		     "the kernel cannot be crashed on purpose");
-	ASSERT_EQ(0, reload("persist=" LABEL));
+	TH_LOG("region: %s", param);
+	ASSERT_EQ(0, reload(param));
 	ret = select_previous(0);
 	if (ret == -ENODATA) {
 		first_boot(_metadata);
@@ -656,6 +842,7 @@ static void check_boot_entry(struct __test_metadata *_metadata,
  */
 TEST_F_TIMEOUT(persist, monitor_boot_entry, 600)
 {
+	const char *param = persist_param();
 	const struct actrack_snap_process *p;
 	struct actrack_snapshot *s;
 	struct boot_monitor m;
@@ -665,13 +852,10 @@ TEST_F_TIMEOUT(persist, monitor_boot_entry, 600)
 	int sock, ret;
 
 	VM_REQUIRE_MODULE();
-	if (!persist_boot())
-		SKIP(return, "not a two-boot run: no reserve_mem=SIZE:ALIGN:"
-		     LABEL " on the kernel command line "
-		     "(scripts/vmtest --persist)");
-	if (!kernel_has_reserve_mem())
-		SKIP(return, "no reserve_mem= before Linux 6.12");
-	ASSERT_EQ(0, reload("persist=" LABEL));
+	if (!param)
+		SKIP(return, "not a two-boot run: no persist= region on the "
+		     "kernel command line (scripts/vmtest --persist)");
+	ASSERT_EQ(0, reload(param));
 	ret = select_previous(0);
 	if (ret == -ENODATA)
 		SKIP(return, "the first boot (no image yet): its crash comes "
@@ -718,6 +902,219 @@ TEST_F_TIMEOUT(persist, monitor_boot_entry, 600)
 }
 
 /*
+ * The module's header of one half of the region, as kmod/persist.c
+ * writes it (version 2): what the corruption case scribbles on.
+ */
+struct persist_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t arena_size;
+	uint64_t generation;
+	uint64_t half_size;
+	uint8_t boot_id[16];
+	uint32_t nr_slots;
+	uint32_t crc;
+	struct {
+		uint32_t flags;
+		uint32_t uid;
+	} slots[1];
+};
+#define PERSIST_MAGIC	0x3154534942434b41ULL
+
+/* The physical address of the previous boot's half, or 0. */
+static uint64_t previous_half(int mem)
+{
+	struct persist_header h;
+	uint8_t boot[16];
+
+	if (actrack_boot_id(boot))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		uint64_t at = REGION_START + i * REGION_HALF;
+
+		if (pread(mem, &h, sizeof(h), (off_t)at) != sizeof(h))
+			return 0;
+		if (h.magic == PERSIST_MAGIC && h.version == 2 &&
+		    memcmp(h.boot_id, boot, sizeof(boot)))
+			return at;
+	}
+	return 0;
+}
+
+/* ps, dump and hangs --previous-boot: each exits @status, says @err. */
+static void check_cli_refused(struct __test_metadata *_metadata, int status,
+			      const char *err)
+{
+	static const char *const cmds[] = { "ps", "dump", "hangs" };
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char *argv[] = { "actrack", (char *)cmds[i], "--previous-boot",
+				 NULL };
+		struct run r;
+
+		ASSERT_EQ(0, run_cli(&r, NULL, argv));
+		EXPECT_EQ(status, r.status) TH_LOG("%s", cmds[i]);
+		EXPECT_NE(NULL, strstr(r.err, err))
+			TH_LOG("%s: no '%s'", cmds[i], err);
+		LOG_ON_FAILURE(&r);
+		run_free(&r);
+	}
+}
+
+/* Run `actrack @cmd --previous-boot`: its output in @r. */
+static void run_previous(struct __test_metadata *_metadata, struct run *r,
+			 const char *cmd)
+{
+	char *argv[] = { "actrack", (char *)cmd, "--previous-boot", NULL };
+
+	ASSERT_EQ(0, run_cli(r, NULL, argv));
+}
+
+/*
+ * The records after @arena's header overwritten (through @mem, the
+ * module unloaded): the image is read, what failed validation is
+ * skipped (here: all of the victim, whose records begin there) and
+ * said, by each command, which exits 0.  Put back after.
+ */
+static void scribble_records(struct __test_metadata *_metadata, int mem,
+			     uint64_t arena, const char *param)
+{
+	static const char note[] = "note: the arena is corrupt: records "
+				   "that failed validation were skipped";
+	char saved[256], junk[256];
+	struct actrack_snapshot *s;
+	off_t at = (off_t)(arena + ACTRACK_ARENA_HEADER_SIZE);
+	struct run r;
+
+	memset(junk, 0xa5, sizeof(junk));
+	ASSERT_EQ(sizeof(saved), pread(mem, saved, sizeof(saved), at));
+	ASSERT_EQ(sizeof(junk), pwrite(mem, junk, sizeof(junk), at));
+	ASSERT_EQ(0, reload(param));
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT,
+					   &s));
+	EXPECT_TRUE(s->corrupt);
+	EXPECT_EQ(0, s->nr_processes);
+	actrack_snapshot_free(s);
+
+	/* ps: the bare table, the note on stderr. */
+	run_previous(_metadata, &r, "ps");
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, strncmp(r.out, "    PID  STATE", 14));
+	EXPECT_TRUE(strchr(r.out, '\n') && !strchr(r.out, '\n')[1]);
+	EXPECT_NE(NULL, strstr(r.err, note));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	run_previous(_metadata, &r, "dump");
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "\n0 processes, 0 threads, "));
+	EXPECT_NE(NULL, strstr(r.out, " bytes used, corrupt yes\n"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	/* hangs: no verdict is believed silently. */
+	run_previous(_metadata, &r, "hangs");
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, note));
+	EXPECT_NE(NULL, strstr(r.out, "no hung threads (0 threads in 0 "
+				      "processes;"));
+	LOG_ON_FAILURE(&r);
+	run_free(&r);
+
+	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(sizeof(saved), pwrite(mem, saved, sizeof(saved), at));
+}
+
+/*
+ * Second boot of a memmap= run: the previous boot's image, scribbled on
+ * between loads through /dev/mem.  Its arena's magic: the image is still
+ * there but the arena is refused as such (EBADMSG, "bad magic", status
+ * 1), by the library and the CLI.  A slot of its table: the checksum
+ * fails, dmesg says so and no image is kept (ENODATA).  Put back, both
+ * read as before.
+ */
+TEST_F_TIMEOUT(persist, corrupt_previous_boot, 240)
+{
+	const char *param = persist_param();
+	static const char garbage[8] = "GARBAGE!";
+	char magic[8];
+	struct actrack_snapshot *s;
+	uint64_t half, arena;
+	uint32_t uid, bad_uid = 4242;
+	bool said;
+	int mem;
+
+	VM_REQUIRE_MODULE();
+	if (!param || strcmp(param, REGION_ARG))
+		SKIP(return, "needs the " MEMMAP_ARG " region (scripts/vmtest "
+		     "--persist on 6.1, --persist=memmap on any kernel): "
+		     "/dev/mem cannot write System RAM");
+	mem = open("/dev/mem", O_RDWR | O_SYNC | O_CLOEXEC);
+	if (mem < 0)
+		SKIP(return, "no /dev/mem (CONFIG_DEVMEM): %s", strerror(errno));
+	ASSERT_EQ(0, reload(param));
+	if (select_previous(0) == -ENODATA) {
+		close(mem);
+		SKIP(return, "no previous boot's image in the region (the "
+		     "first boot, or previous_boot did not run)");
+	}
+	/* Claimed by the module: closed to /dev/mem. */
+	EXPECT_EQ(-1, pread(mem, magic, sizeof(magic), (off_t)REGION_START));
+	EXPECT_EQ(EPERM, errno);
+	ASSERT_EQ(0, reload(""));
+
+	half = previous_half(mem);
+	ASSERT_NE(0, half);
+	ASSERT_EQ(sizeof(uid), pread(mem, &uid, sizeof(uid),
+				     (off_t)(half + 60)));	/* slot 0 */
+	ASSERT_EQ(0, uid);
+	arena = half + 4096;	/* slot 0's arena */
+	ASSERT_EQ(sizeof(magic), pread(mem, magic, sizeof(magic),
+				       (off_t)arena));
+
+	/* The arena's magic: the image stays, its arena is refused. */
+	ASSERT_EQ(sizeof(garbage), pwrite(mem, garbage, sizeof(garbage),
+					  (off_t)arena));
+	ASSERT_EQ(0, reload(param));
+	EXPECT_EQ(0, select_previous(0));
+	EXPECT_EQ(-EBADMSG, actrack_snapshot_take(NULL,
+						  ACTRACK_SNAP_PREVIOUS_BOOT,
+						  &s));
+	check_cli_refused(_metadata, 1, ACTRACK_DEVICE_PATH
+			  " (previous boot): not an actrack arena (bad magic)");
+	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(sizeof(magic), pwrite(mem, magic, sizeof(magic),
+					(off_t)arena));
+
+	/* Its first records: read, and the damage said. */
+	scribble_records(_metadata, mem, arena, param);
+
+	/* Its slot table: the checksum fails, no image is kept. */
+	ASSERT_EQ(sizeof(bad_uid), pwrite(mem, &bad_uid, sizeof(bad_uid),
+					  (off_t)(half + 60)));
+	EXPECT_EQ(0, reload_said(param, "header or slot table fails its "
+				 "checksum: its image is not kept", &said));
+	EXPECT_TRUE(said);
+	EXPECT_EQ(-ENODATA, select_previous(0));
+	check_cli_refused(_metadata, 1, "no image of a previous boot");
+	ASSERT_EQ(0, reload(""));
+
+	/* Put back: the image is whole again, and read as before. */
+	ASSERT_EQ(sizeof(uid), pwrite(mem, &uid, sizeof(uid),
+				      (off_t)(half + 60)));
+	ASSERT_EQ(0, reload(param));
+	EXPECT_EQ(0, select_previous(0));
+	ASSERT_EQ(0, actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT,
+					   &s));
+	EXPECT_FALSE(s->corrupt);
+	EXPECT_NE(NULL, find_victim(s));
+	actrack_snapshot_free(s);
+	close(mem);
+	ASSERT_EQ(0, reload(""));
+}
+
+
+/*
  * The second way to die, after previous_boot checked the panic's image:
  * a victim again (another value), the watchdog armed, and the machine
  * hung with interrupts off on every CPU.  No panic, no reboot by the
@@ -727,18 +1124,15 @@ TEST_F_TIMEOUT(persist, monitor_boot_entry, 600)
  */
 TEST_F_TIMEOUT(persist, hard_hang, 240)
 {
+	const char *param = persist_param();
 	uint64_t checked;
 	pid_t pid;
 	int ret;
 
 	VM_REQUIRE_MODULE();
-	if (!persist_boot())
-		SKIP(return, "not a persist run: no reserve_mem=SIZE:ALIGN:"
-		     LABEL " on the kernel command line "
-		     "(scripts/vmtest --persist)");
-	if (!kernel_has_reserve_mem())
-		SKIP(return, "no reserve_mem= before Linux 6.12 (the "
-		     "memmap= region of older kernels is not supported)");
+	if (!param)
+		SKIP(return, "not a persist run: no persist= region on the "
+		     "kernel command line (scripts/vmtest --persist)");
 	checked = checked_read();
 	if (checked == VICTIM_VALUE_HANG)
 		return;	/* the hang's image, checked by previous_boot */
@@ -753,7 +1147,7 @@ TEST_F_TIMEOUT(persist, hard_hang, 240)
 	if (access(LOCKUP_KO, R_OK))
 		SKIP(return, "no %s: the test fixture is built by "
 		     "scripts/vmtest for --persist", LOCKUP_KO);
-	ASSERT_EQ(0, reload("persist=" LABEL));
+	ASSERT_EQ(0, reload(param));
 	start_victim(_metadata, VICTIM_VALUE_HANG, &pid);
 	if (ACTRACK_TEST_FAILED(_metadata))
 		return;
