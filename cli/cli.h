@@ -127,6 +127,14 @@ void cli_print_values(FILE *f, const char *indent,
 const char *cli_signal_name(int sig, char *buf, size_t len);
 
 /*
+ * The usage error of getopt_long()'s @opt ('?' or ':'; the option string
+ * starts with ':', after a '+' if any, so that a missing argument is ':'):
+ * "CMD: -x: missing argument" or "CMD: unknown option '-x'".  Return:
+ * EXIT_USAGE.
+ */
+int cli_getopt_error(const char *cmd, int opt, char **argv);
+
+/*
  * Options of a command (@cmd) that has none but --help, and
  * --previous-boot if @previous_boot (cli.previous_boot; not with --arena):
  * prints its help page for --help (returns 0), complains about anything

@@ -167,7 +167,7 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "S:U:jD:o:h", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, ":S:U:jD:o:h", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'S':
@@ -210,14 +210,7 @@ static int parse_opts(int argc, char **argv, struct deaths_opts *o)
 			fputs(cli_help_page("deaths"), stdout);
 			return 0;
 		default:
-			if (optopt == 'S' || optopt == 'U' || optopt == 'D' ||
-			    optopt == 'F' || optopt == 'K' || optopt == 'o')
-				return cli_usage_error("deaths", "deaths: %s: "
-						       "missing argument",
-						       argv[optind - 1]);
-			return cli_usage_error("deaths", "deaths: unknown "
-					       "option '%s'",
-					       argv[optind - 1]);
+			return cli_getopt_error("deaths", c, argv);
 		}
 	}
 	if (o->directory && o->file)

@@ -224,7 +224,7 @@ int cmd_dump(int argc, char **argv)
 	int opt, ret;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "p:jtsh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":p:jtsh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (cli_parse_u64(optarg, &pid) || !pid ||
@@ -250,12 +250,7 @@ int cmd_dump(int argc, char **argv)
 			fputs(cli_help_page("dump"), stdout);
 			return 0;
 		default:
-			if (optopt == 'p')
-				return cli_usage_error("dump", "dump: %s: "
-						       "missing argument",
-						       argv[optind - 1]);
-			return cli_usage_error("dump", "dump: unknown option "
-					       "'%s'", argv[optind - 1]);
+			return cli_getopt_error("dump", opt, argv);
 		}
 	}
 	if (optind < argc)

@@ -2071,7 +2071,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 	int opt, ret = 0;
 
 	opterr = 0;
-	while (!ret && (opt = getopt_long(argc, argv, "i:p:c:ajsh", opts,
+	while (!ret && (opt = getopt_long(argc, argv, ":i:p:c:ajsh", opts,
 					  NULL)) != -1) {
 		switch (opt) {
 		case OPT_WATCH:
@@ -2102,17 +2102,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 			return -1;
 		case '?':
 		case ':':
-			if (optopt == 'i' || optopt == 'p' || optopt == 'c' ||
-			    optopt == OPT_FOR || optopt == OPT_UID ||
-			    optopt == OPT_EVERY || optopt == OPT_ROUNDS ||
-			    optopt == OPT_RATE || optopt == OPT_SINCE ||
-			    optopt == OPT_UNTIL || optopt == OPT_DIRECTORY ||
-			    optopt == OPT_FILE)
-				return cli_usage_error("hangs", "hangs: %s: "
-						       "missing argument",
-						       argv[optind - 1]);
-			return cli_usage_error("hangs", "hangs: unknown "
-					       "option '%s'", argv[optind - 1]);
+			return cli_getopt_error("hangs", opt, argv);
 		default:
 			ret = parse_look_opt(a, opt, optarg);
 			break;

@@ -293,7 +293,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 	o->count = -1;
 	o->timeout = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+jarn:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:jarn:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o->json = true;
@@ -344,13 +344,7 @@ static int parse_opts(int argc, char **argv, struct mon_opts *o)
 			fputs(cli_help_page("monitor"), stdout);
 			return 0;
 		default:
-			if (optopt == 'n' || optopt == 't' || optopt == 'M')
-				return cli_usage_error("monitor", "monitor: "
-						       "%s: missing argument",
-						       argv[optind - 1]);
-			return cli_usage_error("monitor", "monitor: unknown "
-					       "option '%s'",
-					       argv[optind - 1]);
+			return cli_getopt_error("monitor", c, argv);
 		}
 	}
 	if (optind < argc)

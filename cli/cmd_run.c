@@ -526,7 +526,7 @@ int cmd_run(int argc, char **argv)
 
 	opterr = 0;
 	/* '+': PROGRAM's own options are not ours. */
-	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			follow = false;
@@ -535,8 +535,7 @@ int cmd_run(int argc, char **argv)
 			fputs(cli_help_page("run"), stdout);
 			return 0;
 		default:
-			return cli_usage_error("run", "run: unknown option "
-					       "'%s'", argv[optind - 1]);
+			return cli_getopt_error("run", opt, argv);
 		}
 	}
 	if (optind >= argc)

@@ -220,7 +220,7 @@ int cmd_top(int argc, char **argv)
 	int opt, ret = 0;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "i:n:p:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":i:n:p:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (cli_parse_u64(optarg, &v) || v < 10 ||
@@ -249,12 +249,7 @@ int cmd_top(int argc, char **argv)
 			fputs(cli_help_page("top"), stdout);
 			return 0;
 		default:
-			if (optopt == 'i' || optopt == 'n' || optopt == 'p')
-				return cli_usage_error("top", "top: %s: "
-						       "missing argument",
-						       argv[optind - 1]);
-			return cli_usage_error("top", "top: unknown option "
-					       "'%s'", argv[optind - 1]);
+			return cli_getopt_error("top", opt, argv);
 		}
 	}
 	if (optind < argc)

@@ -601,6 +601,15 @@ int cli_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cli_getopt_error(const char *cmd, int opt, char **argv)
+{
+	if (opt == ':')
+		return cli_usage_error(cmd, "%s: %s: missing argument", cmd,
+				       argv[optind - 1]);
+	return cli_usage_error(cmd, "%s: unknown option '%s'", cmd,
+			       argv[optind - 1]);
+}
+
 int cli_simple_args(int argc, char **argv, const char *cmd, int min_args,
 		    int max_args, bool previous_boot)
 {
@@ -618,8 +627,7 @@ int cli_simple_args(int argc, char **argv, const char *cmd, int min_args,
 			return 0;
 		}
 		if (opt != 'B' || !previous_boot)
-			return cli_usage_error(cmd, "%s: unknown option '%s'",
-					       cmd, argv[optind - 1]);
+			return cli_getopt_error(cmd, opt, argv);
 		cli.previous_boot = true;
 	}
 	n = argc - optind;
