@@ -18,8 +18,10 @@
  * list must hold all three, each with CONTEXT_AMD64 | CONTROL | INTEGER,
  * its rsp equal to its stack's start and its stack bytes; the entry's
  * text (actrack's own unwinder, in the monitor) must name each thread's
- * three functions.  lldb is not in the VM: cli_minidump runs it on the
- * host on a dump made through the same export.
+ * three functions.  lldb is not in the VM: each dump is handed to the
+ * host (ACTRACK_VM_EXPORT, scripts/vm-init) with the frames actrack
+ * printed for each thread and the signal, and after the VM,
+ * scripts/vmtest-host-vm_minidump runs lldb on it and asserts them.
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -287,12 +289,47 @@ static char *md_block_of(const char *msg, int tid)
 	return strndup(t, end ? (size_t)(end - t) : strlen(t));
 }
 
-static void md_verify(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(md) *self, int sig)
+static const char *const md_names[MD_THREADS] = {
+	"mdmain", "mdcond", "mdread",
+};
+
+/*
+ * For the host (scripts/vm-init's ACTRACK_VM_EXPORT, when set): the dump
+ * as @name.dmp and, as @name.expect, what lldb must show in it: the
+ * thread of the exception and its signal, then each thread's three
+ * functions, innermost first, as actrack's text named them.
+ */
+static int md_hand_to_host(const char *name, const uint8_t *buf, size_t len,
+			   const char *sig)
 {
-	static const char *const names[MD_THREADS] = {
-		"mdmain", "mdcond", "mdread",
-	};
+	const char *dir = getenv("ACTRACK_VM_EXPORT");
+	char path[256];
+	FILE *f;
+	int bad;
+
+	if (!dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s.dmp", dir, name);
+	f = fopen(path, "we");
+	if (!f)
+		return -1;
+	bad = fwrite(buf, 1, len, f) != len;
+	if (fclose(f) || bad)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s.expect", dir, name);
+	f = fopen(path, "we");
+	if (!f)
+		return -1;
+	fprintf(f, "signal %d %s\n", md_sh->tid[0], sig);
+	for (int k = 0; k < MD_THREADS; k++)
+		fprintf(f, "thread %d %s_level3 %s_level2 %s_level1\n",
+			md_sh->tid[k], md_names[k], md_names[k], md_names[k]);
+	return fclose(f);
+}
+
+static void md_verify(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(md) *self, int sig, const char *name)
+{
 	static char msg[ENTRY_MAX];
 	uint32_t rva, size, list;
 	uint8_t *buf;
@@ -336,11 +373,15 @@ static void md_verify(struct __test_metadata *_metadata,
 		blk = md_block_of(msg, md_sh->tid[k]);
 		ASSERT_NE(NULL, blk) TH_LOG("%s", msg);
 		for (int l = 3; l >= 1; l--) {
-			snprintf(fn, sizeof(fn), " %s_level%d", names[k], l);
+			snprintf(fn, sizeof(fn), " %s_level%d", md_names[k],
+				 l);
 			EXPECT_NE(NULL, strstr(blk, fn)) TH_LOG("%s", blk);
 		}
 		free(blk);
 	}
+	EXPECT_EQ(0, md_hand_to_host(name, buf, len,
+				     sig == SIGSEGV ? "SIGSEGV" : "SIGKILL"))
+		TH_LOG("%s: %s", getenv("ACTRACK_VM_EXPORT"), strerror(errno));
 	free(buf);
 }
 
@@ -348,14 +389,14 @@ TEST_F_TIMEOUT(md, sigkill_threads_blocked_in_nested_calls, 120)
 {
 	VM_SETUP_SKIPPED();
 	ASSERT_EQ(0, md_die_and_log(self, 0)) TH_LOG("no entry");
-	md_verify(_metadata, self, SIGKILL);
+	md_verify(_metadata, self, SIGKILL, "sigkill");
 }
 
 TEST_F_TIMEOUT(md, sigsegv_three_calls_deep, 120)
 {
 	VM_SETUP_SKIPPED();
 	ASSERT_EQ(0, md_die_and_log(self, 1)) TH_LOG("no entry");
-	md_verify(_metadata, self, SIGSEGV);
+	md_verify(_metadata, self, SIGSEGV, "sigsegv");
 }
 
 TEST_HARNESS_MAIN
