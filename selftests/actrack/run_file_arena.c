@@ -317,6 +317,10 @@ static pid_t start_run(char *const argv[])
 	if (!pid) {
 		int null = open("/dev/null", O_RDWR);
 
+		/* Its own group, which the teardown kills whole: a shell's
+		 * child (sh -c "bash -c '... exec sleep'; :") must not
+		 * outlive the test, holding the runner's output pipe. */
+		setpgid(0, 0);
 		dup2(null, 1);
 		execv(cli_path(), argv);
 		_exit(127);
