@@ -631,11 +631,9 @@ TEST_F_TIMEOUT(persist, range_held_by_a_driver, 120)
 TEST_F_TIMEOUT(persist, memmap_region_live, 240)
 {
 	const char *param = persist_param();
-	struct actrack_layout lay;
-	struct actrack_snapshot *s;
-	int ready[2], fd, status;
 	bool said;
 	pid_t pid;
+	int status;
 
 	VM_REQUIRE_MODULE();
 	if (!param || strcmp(param, REGION_ARG))
@@ -646,26 +644,9 @@ TEST_F_TIMEOUT(persist, memmap_region_live, 240)
 	EXPECT_TRUE(said);
 	EXPECT_TRUE(iomem_has("20000000-20ffffff : actrack persist"));
 
-	ASSERT_EQ(0, pipe(ready));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(ready[0]);
-		victim(ready[1], VICTIM_VALUE);
-	}
-	close(ready[1]);
-	ASSERT_EQ(0, vm_read_n(ready[0], 1, 60000));
-	close(ready[0]);
-	fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ioctl(fd, ACTRACK_IOC_LAYOUT, &lay));
-	EXPECT_EQ(ACTRACK_LAYOUT_READONLY | ACTRACK_LAYOUT_PERSISTENT,
-		  lay.flags);
-	close(fd);
-	ASSERT_EQ(0, actrack_snapshot_take(NULL, 0, &s));
-	ASSERT_NE(NULL, find_victim(s));
-	EXPECT_EQ((uint32_t)pid, find_victim(s)->pid);
-	actrack_snapshot_free(s);
+	start_victim(_metadata, VICTIM_VALUE, &pid);
+	if (ACTRACK_TEST_FAILED(_metadata))
+		return;
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 
