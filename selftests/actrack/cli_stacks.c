@@ -28,14 +28,6 @@
 
 /* ---- the target: two threads deadlocked three calls deep ------------- */
 
-/* Each function a real call and frame under its own name: no inlining,
- * and no clone such as stacks_inner.constprop.0 (gcc). */
-#ifdef __clang__
-#define NOINLINE	__attribute__((noinline))
-#else
-#define NOINLINE	__attribute__((noinline, noclone))
-#endif
-
 /* In a MAP_SHARED page, made before the fork: the test reads it. */
 struct shared {
 	pthread_mutex_t m[2];

@@ -66,6 +66,17 @@
 #endif
 
 /*
+ * A function of a target whose frames a test names: a real call and frame
+ * under its own name, no inlining, and (gcc) no clone such as
+ * f.constprop.0.  clang has no noclone and clones nothing of the kind.
+ */
+#ifdef __clang__
+#define NOINLINE	__attribute__((noinline))
+#else
+#define NOINLINE	__attribute__((noinline, noclone))
+#endif
+
+/*
  * A stress test's fixed count on a slow kernel.  The debug kernels (KASAN,
  * lockdep, kmemleak, UBSAN... under qemu TCG) run process creation, exit
  * and module loading 10-35 times slower than Debian's kernels, so 1,000

@@ -19,12 +19,6 @@
 #include "vm_util.h"
 #include "snapshot_helpers.h"	/* run_cli */
 
-#ifdef __clang__
-#define NOINLINE	__attribute__((noinline))
-#else
-#define NOINLINE	__attribute__((noinline, noclone))
-#endif
-
 enum bt_mode { BT_KILL, BT_SEGV, BT_ABORT, BT_OOM };
 
 #define BT_THREADS	3	/* besides main */

@@ -31,7 +31,6 @@
 #include "minidump_read.h"
 
 #define JOURNAL_REMOTE	"/lib/systemd/systemd-journal-remote"
-#define NOINLINE	__attribute__((noinline, noclone))
 #define MD_THREADS	3		/* main and two */
 
 struct md_shared {
