@@ -193,15 +193,53 @@ FIXTURE_TEARDOWN(md)
 }
 
 /*
- * The victim dies (@segv: SIGSEGV, else SIGKILL), `actrack monitor
- * --recent --journal-stacks` writes the kernel's ring of recent deaths
- * to our socket, and its entry is kept in self->e; tried again while the
- * ring does not have it yet.  Return 0 or -1.
+ * `actrack monitor --journal-stacks`, subscribed (READY=1) and writing to
+ * our socket: *@mon, or -1.  Live, not --recent: the ring of recent
+ * deaths holds the whole suite's, and rendering each of them (their
+ * backtraces) takes minutes under TCG.
+ */
+static int md_monitor_start(pid_t *mon)
+{
+	char notify[108];
+	int nfd, ret;
+
+	nfd = vm_notify_open(notify, sizeof(notify));
+	if (nfd < 0)
+		return -1;
+	*mon = fork();
+	if (*mon < 0) {
+		close(nfd);
+		return -1;
+	}
+	if (!*mon) {
+		char *argv[] = { "actrack", "monitor", "--journal-stacks",
+				 "--timeout", "600", NULL };
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		if (setenv("NOTIFY_SOCKET", notify, 1))
+			_exit(126);
+		execv(cli_path(), argv);
+		_exit(127);
+	}
+	ret = vm_notify_wait_ready(nfd, 60000 * actrack_test_slowness());
+	close(nfd);
+	unlink(notify);
+	return ret ? -1 : 0;
+}
+
+/*
+ * The victim dies (@segv: SIGSEGV, else SIGKILL) while a monitor writes
+ * every death to our socket; the victim's entry is kept in self->e.
+ * Return 0 or -1.
  */
 static int md_die_and_log(FIXTURE_DATA(md) *self, int segv)
 {
+	uint64_t end = actrack_test_mono_ns() +
+		       60000000000ULL * actrack_test_slowness();
 	char buf[32];
-	int st;
+	pid_t mon = -1;
+	int st, ret = -1;
 
 	self->pid = fork();
 	if (self->pid < 0)
@@ -210,29 +248,28 @@ static int md_die_and_log(FIXTURE_DATA(md) *self, int segv)
 		md_victim(segv);
 	while (__atomic_load_n(&md_sh->ready, __ATOMIC_SEQ_CST) < MD_THREADS)
 		usleep(10000);
+	if (md_monitor_start(&mon))
+		goto out;
 	if (segv) {
 		if (write(md_go[1], "g", 1) != 1)
-			return -1;
+			goto out;
 	} else {
 		kill(self->pid, SIGKILL);
 	}
 	if (waitpid(self->pid, &st, 0) != self->pid)
-		return -1;
+		goto out;
 	self->pid = -1;
-	for (int tries = 0; tries < 100; tries++) {
-		char *argv[] = { "actrack", "monitor", "--recent", "--count",
-				 "0", "--journal-stacks", NULL };
-
-		run_free(&self->r);
-		if (run_cli(&self->r, NULL, argv) || self->r.status)
-			return -1;
-		while (journal_entry_recv(self->sock, self->e, 2000) > 0)
-			if (field(self->e, "ACTRACK_PID", buf, sizeof(buf)) &&
-			    atoi(buf) == md_sh->tid[0])
-				return 0;
-		usleep(50000);
+	while (ret && actrack_test_mono_ns() < end)
+		if (journal_entry_recv(self->sock, self->e, 2000) > 0 &&
+		    field(self->e, "ACTRACK_PID", buf, sizeof(buf)) &&
+		    atoi(buf) == md_sh->tid[0])
+			ret = 0;
+out:
+	if (mon > 0) {
+		kill(mon, SIGTERM);
+		waitpid(mon, &st, 0);
 	}
-	return -1;
+	return ret;
 }
 
 /* The entry as Journal Export Format, a journal file made of it, and
