@@ -1094,7 +1094,6 @@ TEST_F_TIMEOUT(persist, corrupt_previous_boot, 240)
 	ASSERT_EQ(0, reload(""));
 }
 
-
 /*
  * The second way to die, after previous_boot checked the panic's image:
  * a victim again (another value), the watchdog armed, and the machine
