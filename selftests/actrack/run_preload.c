@@ -185,11 +185,13 @@ TEST(static_is_refused)
 
 /*
  * `actrack hangs` until it exits with @status (any if negative) and its
- * output holds @text (the threads may still be on their way into their
- * waits when the program says they are there): at most 50 tries, each
- * one snapshot pair.  Return: 0 with @r to free, or -1.
+ * output holds @text and @also (NULL: nothing more), since the threads
+ * may still be on their way into their waits when the program says they
+ * are there: at most 50 tries, each one snapshot pair.
+ * Return: 0 with @r to free, or -1.
  */
-static int hangs_until(struct run *r, int status, const char *text)
+static int hangs_until2(struct run *r, int status, const char *text,
+			const char *also)
 {
 	char *argv[] = { "actrack", "hangs", "--for", "300ms", "-i", "100",
 			 NULL };
@@ -198,12 +200,17 @@ static int hangs_until(struct run *r, int status, const char *text)
 		if (run_cli(r, NULL, argv))
 			return -1;
 		if ((status < 0 || r->status == status) &&
-		    strstr(r->out, text))
+		    strstr(r->out, text) && (!also || strstr(r->out, also)))
 			return 0;
 		run_free(r);
 		usleep(200 * 1000);
 	}
 	return -1;
+}
+
+static int hangs_until(struct run *r, int status, const char *text)
+{
+	return hangs_until2(r, status, text, NULL);
 }
 
 TEST(deadlock_between_threads_is_named)
@@ -216,7 +223,8 @@ TEST(deadlock_between_threads_is_named)
 	SETUP("threads");
 	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
 	ASSERT_TRUE(job_read_until(&j, "deadlocked", buf, sizeof(buf)));
-	ASSERT_EQ(0, hangs_until(&r, 3, "DEADLOCK:"));
+	/* The main thread says "deadlocked" before it joins. */
+	ASSERT_EQ(0, hangs_until2(&r, 3, "DEADLOCK:", "for tid "));
 	job_kill(&j);
 	dl = strstr(r.out, "DEADLOCK:");
 	ASSERT_NE(NULL, dl);
