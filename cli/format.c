@@ -267,8 +267,14 @@ void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
 		if (localtime_r(&t, &tm))
 			strftime(when, sizeof(when), " (%Y-%m-%d %H:%M:%S)",
 				 &tm);
-		fprintf(f, "note: saved image: ages are relative to when it "
-			"was saved%s\n", when);
+		/* The module wrote the previous boot's end: its heartbeat. */
+		if (cli.previous_boot)
+			fprintf(f, "note: arena from another boot: ages are "
+				"relative to the last second its machine was "
+				"alive%s\n", when);
+		else
+			fprintf(f, "note: saved image: ages are relative to "
+				"when it was saved%s\n", when);
 	} else if (other_boot) {
 		fputs("note: arena from another boot: ages are relative to its "
 		      "newest timestamp\n", f);

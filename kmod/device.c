@@ -264,8 +264,9 @@ static bool actrack_privileged(void)
 
 /*
  * The previous boot's arena of @uid: host root only, whoever the uid is
- * (nothing says that a uid named the same user in the boot before), and
- * before the check of whether there is one, so that nobody else learns it.
+ * (nothing says that a uid named the same user in the boot before), or
+ * with persist_uids_stable=1 also that user; checked before whether there
+ * is one, so that nobody else learns it.
  */
 static long actrack_ioc_select_previous(struct actrack_file *f, kuid_t uid)
 {
@@ -273,7 +274,7 @@ static long actrack_ioc_select_previous(struct actrack_file *f, kuid_t uid)
 	u32 size;
 	long ret;
 
-	if (!capable(CAP_SYS_ADMIN))
+	if (!actrack_persist_prev_readable(uid))
 		return -EPERM;
 	ret = actrack_persist_prev_find(uid, &mem, &size);
 	if (ret)

@@ -518,6 +518,7 @@ void actrack_karena_work(struct work_struct *work);
 int actrack_persist_init(const uuid_t *boot_id);
 void actrack_persist_exit(void);
 bool actrack_persist_enabled(void);
+bool actrack_persist_prev_readable(kuid_t uid);
 int actrack_persist_slot_get(kuid_t uid, u32 size, void **mem);
 void actrack_persist_slot_put(int slot);
 int actrack_persist_remap(struct vm_area_struct *vma, void *mem);

@@ -24,6 +24,17 @@
  * slot, whose arena it holds; slots are taken and given back with the
  * arena's memory (arenas.c), never on the push path.
  *
+ * While the module is loaded, a heartbeat writes the time into this boot's
+ * header once a second (outside the checksum; a plain store, never on the
+ * push path).  When the machine dies the heartbeat stops: the next boot
+ * reads there the last moment the machine was alive, to within a second,
+ * and writes it into each of the previous boot's arenas as the time the
+ * image ends (the arena header's saved_mono_ns and saved_real_ns), so that
+ * every reader measures the image's ages from then.  Those two words are
+ * all the kernel ever writes into the previous boot's half, and only at
+ * load, before anyone can map it; what a process of that boot forged there
+ * is overwritten.
+ *
  * The previous boot's half is hostile input, like any arena: its header is
  * checked here only for what the kernel itself needs (where the slots are
  * and how large); the arenas in it are handed to userspace as they are and
@@ -45,6 +56,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uuid.h>
+#include <linux/workqueue.h>
 #include "internal.h"
 #include "compat.h"
 
@@ -52,8 +64,12 @@ static char *actrack_persist_label;
 module_param_named(persist, actrack_persist_label, charp, 0444);
 MODULE_PARM_DESC(persist, "region that holds the arenas, kept across a crash for the next boot to read: LABEL of a reserve_mem=SIZE:ALIGN:LABEL region (Linux 6.12+), or SIZE@ADDR (K/M/G suffixes, page-aligned) of a reserved, non-RAM range such as memmap=SIZE$ADDR makes (default: none, arenas in ordinary memory)");
 
+static bool actrack_persist_uids_stable;
+module_param_named(persist_uids_stable, actrack_persist_uids_stable, bool, 0444);
+MODULE_PARM_DESC(persist_uids_stable, "uids name the same users in every boot of this machine, so each user may read its own arena of the previous boot (default: no, root only)");
+
 #define ACTRACK_PERSIST_MAGIC	0x3154534942434b41ULL	/* "AKCBIST1" LE */
-#define ACTRACK_PERSIST_VERSION	2U	/* 2: crc */
+#define ACTRACK_PERSIST_VERSION	3U	/* 2: crc, 3: heartbeat */
 #define ACTRACK_PERSIST_USED	(1U << 0)
 
 struct actrack_persist_slot {
@@ -71,8 +87,13 @@ struct actrack_persist_header {
 	u8 boot_id[16];
 	u32 nr_slots;
 	u32 crc;			/* of the header and its slots */
+	/* The heartbeat, outside the checksum: 0 until its first beat. */
+	u64 alive_mono_ns;		/* CLOCK_MONOTONIC (coarse) */
+	u64 alive_real_ns;		/* CLOCK_REALTIME at the same moment */
 	struct actrack_persist_slot slots[];
 };
+
+#define ACTRACK_PERSIST_BEAT	HZ	/* the heartbeat's period */
 
 #define ACTRACK_PERSIST_MAX_SLOTS					\
 	((PAGE_SIZE - sizeof(struct actrack_persist_header)) /		\
@@ -90,9 +111,24 @@ static struct actrack_persist_header *actrack_persist_prev;	/* or NULL */
 static struct actrack_persist_header *actrack_persist_prev_copy; /* page */
 static u32 actrack_persist_prev_nr, actrack_persist_prev_size;
 
+static void actrack_persist_beat(struct work_struct *work);
+static DECLARE_DELAYED_WORK(actrack_persist_heartbeat, actrack_persist_beat);
+
 bool actrack_persist_enabled(void)
 {
 	return actrack_persist_mem;
+}
+
+/*
+ * May the caller read @uid's arena of the previous boot?  Root may; its
+ * own user only if the administrator said that a uid named the same user
+ * then (persist_uids_stable=1): nothing else tells that it did.
+ */
+bool actrack_persist_prev_readable(kuid_t uid)
+{
+	if (capable(CAP_SYS_ADMIN))
+		return true;
+	return actrack_persist_uids_stable && uid_eq(uid, current_euid());
 }
 
 /*
@@ -142,6 +178,34 @@ static struct actrack_persist_header *actrack_persist_half_hdr(int i)
 	return actrack_persist_mem + i * actrack_persist_half;
 }
 
+static void *actrack_persist_slot_mem(const struct actrack_persist_header *h,
+				      u32 size, int slot)
+{
+	return (void *)h + PAGE_SIZE + (size_t)slot * size;
+}
+
+/*
+ * Write the previous boot's last heartbeat (checked copy @h: 0 if it never
+ * beat) into each of its arenas as the moment the image ends.  Only these
+ * two words of the arena header, at fixed offsets inside a slot of checked
+ * size: nothing of the image is read.
+ */
+static void actrack_persist_stamp_end(const struct actrack_persist_header *h)
+{
+	u32 i;
+
+	for (i = 0; i < h->nr_slots; i++) {
+		struct actrack_arena_header *a;
+
+		if (!(h->slots[i].flags & ACTRACK_PERSIST_USED))
+			continue;
+		a = actrack_persist_slot_mem(actrack_persist_prev,
+					     h->arena_size, i);
+		WRITE_ONCE(a->saved_mono_ns, h->alive_mono_ns);
+		WRITE_ONCE(a->saved_real_ns, h->alive_real_ns);
+	}
+}
+
 /* Keep a checked copy of half @i's header, the previous boot's image. */
 static void actrack_persist_keep_prev(int i)
 {
@@ -162,14 +226,26 @@ static void actrack_persist_keep_prev(int i)
 	actrack_persist_prev = actrack_persist_half_hdr(i);
 	actrack_persist_prev_nr = h->nr_slots;
 	actrack_persist_prev_size = h->arena_size;
-	pr_info("persist: previous boot %pUb (generation %llu): %u slots of %u bytes kept read-only\n",
-		h->boot_id, h->generation, h->nr_slots, h->arena_size);
+	actrack_persist_stamp_end(h);
+	pr_info("persist: previous boot %pUb (generation %llu): %u slots of %u bytes kept read-only, last alive at %llu ns\n",
+		h->boot_id, h->generation, h->nr_slots, h->arena_size,
+		h->alive_mono_ns);
 }
 
 /* Rewrite the checksum of this boot's table; under the mutex. */
 static void actrack_persist_seal(struct actrack_persist_header *h)
 {
 	WRITE_ONCE(h->crc, actrack_persist_crc(h, h->nr_slots));
+}
+
+/* The time, into this boot's header; again in a second. */
+static void actrack_persist_beat(struct work_struct *work)
+{
+	struct actrack_persist_header *h = actrack_persist_cur;
+
+	WRITE_ONCE(h->alive_mono_ns, ktime_get_coarse_ns());
+	WRITE_ONCE(h->alive_real_ns, ktime_get_coarse_real_ns());
+	schedule_delayed_work(&actrack_persist_heartbeat, ACTRACK_PERSIST_BEAT);
 }
 
 /*
@@ -352,6 +428,7 @@ int actrack_persist_init(const uuid_t *boot_id)
 	}
 	actrack_persist_phys = start;
 	actrack_persist_choose(boot_id);
+	actrack_persist_beat(NULL);
 	return 0;
 err:
 	actrack_persist_unclaim();
@@ -362,6 +439,7 @@ void actrack_persist_exit(void)
 {
 	if (!actrack_persist_mem)
 		return;
+	cancel_delayed_work_sync(&actrack_persist_heartbeat);
 	kfree(actrack_persist_prev_copy);
 	actrack_persist_prev_copy = NULL;
 	actrack_persist_prev = NULL;
@@ -369,12 +447,6 @@ void actrack_persist_exit(void)
 	actrack_persist_mem = NULL;
 	actrack_persist_cur = NULL;
 	actrack_persist_unclaim();
-}
-
-static void *actrack_persist_slot_mem(const struct actrack_persist_header *h,
-				      u32 size, int slot)
-{
-	return (void *)h + PAGE_SIZE + (size_t)slot * size;
 }
 
 static unsigned long actrack_persist_pfn(const void *mem)

@@ -306,8 +306,9 @@ static int build_image(const char *path, uint32_t flags, void **out,
 	 * Taken after the last copy, so every timestamp in the image is
 	 * older: a reader measures ages from here, not from its own clock,
 	 * which keeps moving while the image does not.  Not for the previous
-	 * boot's image: our clock says nothing about its timestamps; its
-	 * newest one then stands for its end, as for any image without one.
+	 * boot's image: our clock says nothing about its timestamps; it keeps
+	 * the end the module wrote there (its machine's last heartbeat), or
+	 * without one its newest timestamp stands for its end.
 	 */
 	h = buf;
 	if (!(flags & ACTRACK_SNAP_PREVIOUS_BOOT)) {

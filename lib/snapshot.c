@@ -733,11 +733,14 @@ static int snapshot_map(struct actrack_map *m, uint32_t flags,
 
 	/*
 	 * A saved image is a moment, not a live arena: its "now" is when it
-	 * was saved, or every age would grow with the reader's clock.  Only
-	 * files carry one; the kernel's arena never does, and a value forged
-	 * into it must not move the ages a privileged reader sees.
+	 * was saved, or every age would grow with the reader's clock.  Files
+	 * carry one, and the previous boot's image, where the module wrote
+	 * its machine's last heartbeat over whatever was there (0 if none;
+	 * kmod/persist.c).  A live kernel arena never does, and a value
+	 * forged into it must not move the ages a privileged reader sees.
 	 */
-	if (!ret && m->backend == ACTRACK_BACKEND_FILE &&
+	if (!ret && (m->backend == ACTRACK_BACKEND_FILE ||
+		     (flags & ACTRACK_SNAP_PREVIOUS_BOOT)) &&
 	    (*out)->header.saved_mono_ns)
 		(*out)->taken_mono_ns = (*out)->header.saved_mono_ns;
 	else if (!ret && !(flags & ACTRACK_SNAP_NO_CMDLINES))

@@ -40,6 +40,13 @@
 #define VICTIM_TASK	424242ULL
 #define VICTIM_VALUE	4242ULL		/* its boot died of a panic */
 #define VICTIM_VALUE_HANG 4243ULL	/* of a hard hang */
+#define VICTIM_STEP	"checkout"	/* its task's annotation */
+#define VICTIM_AB	"abba-1"	/* its threads' names */
+#define VICTIM_BA	"abba-2"
+#define VICTIM_IO	"reader"
+#define VICTIM_IO_BYTES	4096
+/* How long its waits last before its machine dies: over hangs' 1 s. */
+#define VICTIM_WAIT_SECS 3
 #define NOBODY		65534
 /* scripts/vmtest's --persist=memmap region, and persist= naming it. */
 #define MEMMAP_ARG	"memmap=16M$0x20000000"
@@ -163,28 +170,153 @@ static int select_previous(uint32_t uid)
 	return ret;
 }
 
-/* The victim: attach, say it all, tell the parent, wait for the end. */
+/* SELECT of @uid's previous-boot arena by a process of nobody's: 0 or
+ * -errno (-ECHILD: the child could not become nobody). */
+static int nobody_selects(uint32_t uid)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(ECHILD);
+		_exit(-select_previous(uid));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+/*
+ * The victim's threads, each in a known wait when its machine dies: two in
+ * a deadlock (each holds one lock and waits for the other's) and one in a
+ * read that never returns.  Named before their first push, which names
+ * their records.
+ */
+struct victim_locks {
+	pthread_mutex_t a, b;
+	pthread_barrier_t both_hold;	/* the two lockers */
+	pthread_barrier_t ready;	/* the three threads and main */
+	int io_fd;			/* a pipe nobody writes */
+};
+
+static struct victim_locks vl = {
+	.a = PTHREAD_MUTEX_INITIALIZER,
+	.b = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* Hold @mine, then wait for @other, which the other locker holds: each
+ * recorded as an instrumented program does (the held set is the
+ * tracker's, there from the thread's first push). */
+static void abba(const char *name, pthread_mutex_t *mine,
+		 pthread_mutex_t *other)
+{
+	uint32_t token;
+
+	pthread_setname_np(pthread_self(), name);
+	token = actrack_push_lock_acquire(mine);
+	if (!token)
+		_exit(24);
+	pthread_mutex_lock(mine);
+	actrack_pop(token);
+	actrack_held_add(mine, false);
+	pthread_barrier_wait(&vl.both_hold);
+	if (!actrack_push_lock_acquire(other))
+		_exit(24);
+	pthread_barrier_wait(&vl.ready);
+	pthread_mutex_lock(other);
+}
+
+static void *victim_ab(void *arg)
+{
+	abba(VICTIM_AB, &vl.a, &vl.b);
+	return arg;
+}
+
+static void *victim_ba(void *arg)
+{
+	abba(VICTIM_BA, &vl.b, &vl.a);
+	return arg;
+}
+
+static void *victim_io(void *arg)
+{
+	char c;
+
+	pthread_setname_np(pthread_self(), VICTIM_IO);
+	if (!actrack_push_io_wait(vl.io_fd, VICTIM_IO_BYTES))
+		_exit(25);
+	pthread_barrier_wait(&vl.ready);
+	if (read(vl.io_fd, &c, 1) >= 0)
+		_exit(26);
+	return arg;
+}
+
+/*
+ * The victim: attach, say it all (a task with an annotation, a wait for a
+ * lock nobody is known to hold, the threads above), tell the parent, wait
+ * for the end.
+ */
 static void victim(int ready_fd, uint64_t value)
 {
+	static pthread_mutex_t never_given = PTHREAD_MUTEX_INITIALIZER;
+	void *(*fn[])(void *) = { victim_ab, victim_ba, victim_io };
+	int io[2];
+	uint32_t task;
+	pthread_t t;
 	char c = 'r';
 
 	if (actrack_init(NULL) || actrack_set_phase(VICTIM_PHASE) ||
 	    actrack_set_uint(actrack_process_data(), "persist", value))
 		_exit(20);
-	static pthread_mutex_t never_given = PTHREAD_MUTEX_INITIALIZER;
-
-	if (!actrack_push_task(VICTIM_TASK))
+	task = actrack_push_task(VICTIM_TASK);
+	if (!task || actrack_set_string(actrack_activity_data(task), "step",
+					VICTIM_STEP))
 		_exit(21);
-	/* What `hangs --previous-boot` finds it waiting for. */
+	/* What `hangs --previous-boot` finds it waiting for, owner unknown. */
 	if (!actrack_push_lock_acquire(&never_given))
 		_exit(23);
+	if (pipe(io))
+		_exit(27);
+	vl.io_fd = io[0];
+	pthread_barrier_init(&vl.both_hold, NULL, 2);
+	pthread_barrier_init(&vl.ready, NULL, 4);
+	for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]); i++)
+		if (pthread_create(&t, NULL, fn[i], NULL))
+			_exit(28);
+	pthread_barrier_wait(&vl.ready);
 	if (write(ready_fd, &c, 1) != 1)
 		_exit(22);
 	for (;;)
 		pause();
 }
 
-/* The victim of this boot in @s (by phase, task and lock wait), or NULL. */
+/* Thread @name of @p, or NULL. */
+static const struct actrack_snap_thread *
+thread_named(const struct actrack_snap_process *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->nr_threads; i++)
+		if (!strncmp(p->threads[i].name, name,
+			     sizeof(p->threads[i].name)))
+			return &p->threads[i];
+	return NULL;
+}
+
+/* Is @t in one activity, of @type on @object (0: any)? */
+static bool waits(const struct actrack_snap_thread *t, uint8_t type,
+		  uint64_t object)
+{
+	return t && t->nr_activities == 1 &&
+	       t->activities[0].a.type == type &&
+	       (!object || t->activities[0].a.object == object);
+}
+
+/*
+ * The victim of this boot in @s (by phase, task and lock wait, and its
+ * three threads in their waits), or NULL.
+ */
 static const struct actrack_snap_process *
 find_victim(const struct actrack_snapshot *s)
 {
@@ -193,11 +325,17 @@ find_victim(const struct actrack_snapshot *s)
 		const struct actrack_snap_activity *a;
 
 		if (!p->has_record || p->phase != VICTIM_PHASE ||
-		    p->nr_threads != 1 || p->threads[0].nr_activities != 2)
+		    p->nr_threads != 4 || p->threads[0].tid != p->pid ||
+		    p->threads[0].nr_activities != 2)
 			continue;
 		a = p->threads[0].activities;
 		if (a[0].a.object == VICTIM_TASK &&
-		    a[1].a.type == ACTRACK_ACT_LOCK_ACQUIRE)
+		    a[1].a.type == ACTRACK_ACT_LOCK_ACQUIRE &&
+		    waits(thread_named(p, VICTIM_AB),
+			  ACTRACK_ACT_LOCK_ACQUIRE, 0) &&
+		    waits(thread_named(p, VICTIM_BA),
+			  ACTRACK_ACT_LOCK_ACQUIRE, 0) &&
+		    waits(thread_named(p, VICTIM_IO), ACTRACK_ACT_IO_WAIT, 0))
 			return p;
 	}
 	return NULL;
@@ -278,6 +416,9 @@ static void start_victim(struct __test_metadata *_metadata, uint64_t value,
 	ASSERT_EQ((uint32_t)*pid, find_victim(s)->pid);
 	actrack_snapshot_free(s);
 	check_stats_live(_metadata);
+	/* Its waits grow older than hangs' threshold while the machine
+	 * lives (the module's heartbeat says until when). */
+	sleep(VICTIM_WAIT_SECS);
 }
 
 /*
@@ -409,7 +550,7 @@ static void first_boot(struct __test_metadata *_metadata)
 }
 
 static void check_cli(struct __test_metadata *_metadata, uint32_t pid,
-		      uint64_t value)
+		      uint64_t value, uint64_t end)
 {
 	char *ps[] = { "actrack", "ps", "--previous-boot", NULL };
 	char *dump[] = { "actrack", "dump", "--previous-boot", NULL };
@@ -445,20 +586,31 @@ static void check_cli(struct __test_metadata *_metadata, uint32_t pid,
 	run_free(&r);
 
 	/*
-	 * Judged from the image: its one waiting thread is seen, and its
-	 * wait, the image's newest timestamp, is 0 s old there (ages run to
-	 * the newest timestamp: nothing says how long the machine lived
-	 * after it), so not a hang.
+	 * Judged from the image, its ages measured to the machine's last
+	 * heartbeat: who was blocked on whom when it died.  The two lockers
+	 * in a cycle; the reader's wait and main's lock, held by nobody
+	 * known, hangs (nothing of a dead boot can be checked).
 	 */
 	ASSERT_EQ(0, run_cli(&r, NULL, hangs));
-	EXPECT_EQ(0, r.status);
-	EXPECT_NE(NULL, strstr(r.out, "note: arena from another boot"));
-	EXPECT_NE(NULL, strstr(r.out, "no hung threads (1 thread in 1 "
-				      "process;"));
+	EXPECT_EQ(3, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "note: arena from another boot: ages "
+				      "are relative to the last second its "
+				      "machine was alive ("));
+	EXPECT_NE(NULL, strstr(r.out, "DEADLOCK: "));
+	snprintf(want, sizeof(want), "'%s'", VICTIM_AB);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no %s", want);
+	snprintf(want, sizeof(want), "'%s'", VICTIM_BA);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no %s", want);
+	snprintf(want, sizeof(want), "'%s'", VICTIM_IO);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no %s", want);
+	EXPECT_NE(NULL, strstr(r.out, "not a live arena: nothing can be "
+				      "checked"));
+	EXPECT_NE(NULL, strstr(r.out, "\n4 hung threads, 1 deadlock ("));
 	LOG_ON_FAILURE(&r);
 	run_free(&r);
 
-	/* Kept in a file: the same victim, and no save time of ours. */
+	/* Kept in a file: the same victim, and as its save time no time of
+	 * ours but its end, the machine's last heartbeat. */
 	ASSERT_EQ(0, run_cli(&r, NULL, save));
 	EXPECT_EQ(0, r.status);
 	LOG_ON_FAILURE(&r);
@@ -466,7 +618,7 @@ static void check_cli(struct __test_metadata *_metadata, uint32_t pid,
 	ASSERT_EQ(0, actrack_snapshot_take(path, ACTRACK_SNAP_ARENA_FILE, &s));
 	ASSERT_NE(NULL, find_victim(s));
 	EXPECT_EQ(pid, find_victim(s)->pid);
-	EXPECT_EQ(0, s->header.saved_mono_ns);
+	EXPECT_EQ(end, s->header.saved_mono_ns);
 	actrack_snapshot_free(s);
 
 	/* Not root: refused, by the ioctl and by the CLI. */
@@ -475,6 +627,44 @@ static void check_cli(struct __test_metadata *_metadata, uint32_t pid,
 	EXPECT_NE(NULL, strstr(r.err, "Operation not permitted"));
 	LOG_ON_FAILURE(&r);
 	run_free(&r);
+}
+
+/*
+ * The victim's threads in image @s: each locker holds the lock the other
+ * waits for, the reader waits for its bytes, and the image ends at its
+ * machine's last heartbeat, which came at least a second after each wait
+ * began (they began VICTIM_WAIT_SECS before the death; a beat a second).
+ */
+static void check_threads(struct __test_metadata *_metadata,
+			  const struct actrack_snapshot *s,
+			  const struct actrack_snap_process *p)
+{
+	const struct actrack_snap_thread *ab = thread_named(p, VICTIM_AB);
+	const struct actrack_snap_thread *ba = thread_named(p, VICTIM_BA);
+	const struct actrack_snap_thread *io = thread_named(p, VICTIM_IO);
+	uint64_t end = s->header.saved_mono_ns;
+
+	ASSERT_EQ(1, ab->nr_held);
+	ASSERT_EQ(1, ba->nr_held);
+	EXPECT_EQ(ab->held[0], ba->activities[0].a.object);
+	EXPECT_EQ(ba->held[0], ab->activities[0].a.object);
+	EXPECT_NE(ab->held[0], ba->held[0]);
+	EXPECT_EQ(VICTIM_IO_BYTES, io->activities[0].a.info);
+	EXPECT_EQ(0, io->nr_held);
+
+	EXPECT_NE(0, end);
+	EXPECT_EQ(end, s->taken_mono_ns);
+	EXPECT_NE(0, s->header.saved_real_ns);
+	for (uint32_t i = 0; i < p->nr_threads; i++) {
+		const struct actrack_snap_thread *t = &p->threads[i];
+		uint64_t began = t->activities[t->nr_activities - 1].a.time_ns;
+
+		EXPECT_LE(began + 1000000000ULL, end)
+			TH_LOG("thread %u: its wait began at %llu ns, the "
+			       "image ends at %llu", t->tid,
+			       (unsigned long long)began,
+			       (unsigned long long)end);
+	}
 }
 
 /*
@@ -487,9 +677,8 @@ static void second_boot(struct __test_metadata *_metadata, uint64_t *value)
 	const struct actrack_snap_process *p;
 	const struct actrack_snap_activity *act;
 	struct actrack_snapshot *s;
+	char params[128];
 	uint8_t boot[16];
-	int status;
-	pid_t pid;
 
 	ASSERT_EQ(0, actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT,
 					   &s));
@@ -509,21 +698,28 @@ static void second_boot(struct __test_metadata *_metadata, uint64_t *value)
 		TH_LOG("persist = %llu", (unsigned long long)*value);
 	act = &p->threads[0].activities[0];
 	EXPECT_EQ(ACTRACK_ACT_TASK_RUN, act->a.type);
+	ASSERT_EQ(1, act->nr_values);
+	EXPECT_STREQ("step", act->values[0].name);
+	EXPECT_EQ(ACTRACK_VALUE_STRING, act->values[0].type);
+	EXPECT_STREQ(VICTIM_STEP, (const char *)act->values[0].bytes);
+	check_threads(_metadata, s, p);
 	check_stats_previous(_metadata, s->header.boot_id);
-	check_cli(_metadata, p->pid, *value);
+	check_cli(_metadata, p->pid, *value, s->header.saved_mono_ns);
 	actrack_snapshot_free(s);
 
-	/* The ioctl itself, as nobody: EPERM, before telling anything. */
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		if (setgid(NOBODY) || setuid(NOBODY))
-			_exit(10);
-		_exit(select_previous(0) == -EPERM ? 0 :
-		      select_previous(NOBODY) == -EPERM ? 11 : 12);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* The ioctl itself, as nobody: EPERM for any uid, its own too,
+	 * before telling anything. */
+	EXPECT_EQ(-EPERM, nobody_selects(0));
+	EXPECT_EQ(-EPERM, nobody_selects(NOBODY));
+
+	/* An administrator who says uids are stable lets each user read
+	 * their own (nobody has none there: ENOENT), still no other's. */
+	snprintf(params, sizeof(params), "%s persist_uids_stable=1",
+		 persist_param());
+	ASSERT_EQ(0, reload(params));
+	EXPECT_EQ(-EPERM, nobody_selects(0));
+	EXPECT_EQ(-ENOENT, nobody_selects(NOBODY));
+	ASSERT_EQ(0, reload(persist_param()));
 }
 
 FIXTURE(persist) {
@@ -796,15 +992,33 @@ static void check_boot_entry(struct __test_metadata *_metadata,
 		 s->nr_processes == 1 ? "" : "es",
 		 s->nr_processes == 1 ? "was" : "were");
 	EXPECT_EQ(0, strncmp(v, want, strlen(want))) TH_LOG("%s", v);
-	/* The victim, its one thread in its lock wait: judged from the
-	 * image, not hung (hangs --previous-boot), so no verdict. */
-	snprintf(want, sizeof(want), "%u %.*s (%u '%.*s' %s lock 0x%llx)",
+	/* The victim: main in its lock wait, then its threads, each with
+	 * the verdict hangs --previous-boot gives it. */
+	snprintf(want, sizeof(want), "%u %.*s (%u '%.*s' %s lock 0x%llx, "
+		 "hang: nothing can be checked; ",
 		 p->pid, (int)sizeof(t->name), t->name, t->tid,
 		 (int)sizeof(t->name), t->name,
 		 actrack_activity_name(ACTRACK_ACT_LOCK_ACQUIRE),
 		 (unsigned long long)t->activities[1].a.object);
 	EXPECT_NE(NULL, strstr(v, want)) TH_LOG("no '%s' in '%s'", want, v);
 	EXPECT_STREQ("vm_persist", t->name);
+	for (uint32_t k = 1; k < p->nr_threads; k++) {
+		const struct actrack_snap_thread *o = &p->threads[k];
+		bool io = o->activities[0].a.type == ACTRACK_ACT_IO_WAIT;
+		char *text, *end;
+
+		snprintf(want, sizeof(want), "%u '%.*s' %s ", o->tid,
+			 (int)sizeof(o->name), o->name,
+			 actrack_activity_name(o->activities[0].a.type));
+		text = strstr(v, want);
+		ASSERT_NE(NULL, text) TH_LOG("no '%s' in '%s'", want, v);
+		end = text + strcspn(text, ";)");
+		snprintf(want, sizeof(want), ", %s: ",
+			 io ? "hang" : "deadlock");
+		text = strstr(text, want);
+		EXPECT_TRUE(text && text < end)
+			TH_LOG("thread %u: no '%s' in '%s'", o->tid, want, v);
+	}
 
 	ASSERT_NE(NULL, field(e, "ACTRACK_REPORT", v, sizeof(v)));
 	snprintf(want, sizeof(want), "{\"schema\":\"actrack-previous-boot/1\","
@@ -884,7 +1098,7 @@ TEST_F_TIMEOUT(persist, monitor_boot_entry, 600)
 
 /*
  * The module's header of one half of the region, as kmod/persist.c
- * writes it (version 2): what the corruption case scribbles on.
+ * writes it (version 3): what the corruption case scribbles on.
  */
 struct persist_header {
 	uint64_t magic;
@@ -895,6 +1109,8 @@ struct persist_header {
 	uint8_t boot_id[16];
 	uint32_t nr_slots;
 	uint32_t crc;
+	uint64_t alive_mono_ns;
+	uint64_t alive_real_ns;
 	struct {
 		uint32_t flags;
 		uint32_t uid;
@@ -915,7 +1131,7 @@ static uint64_t previous_half(int mem)
 
 		if (pread(mem, &h, sizeof(h), (off_t)at) != sizeof(h))
 			return 0;
-		if (h.magic == PERSIST_MAGIC && h.version == 2 &&
+		if (h.magic == PERSIST_MAGIC && h.version == 3 &&
 		    memcmp(h.boot_id, boot, sizeof(boot)))
 			return at;
 	}

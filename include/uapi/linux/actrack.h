@@ -86,10 +86,12 @@ struct actrack_arena_header {
 	__u64 boot_time_ns;	/* CLOCK_REALTIME of boot (ns), for start_ticks */
 	__u8  boot_id[16];	/* /proc/sys/kernel/random/boot_id */
 	/*
-	 * Written only into saved images (actrack save, lib/save.c), never
-	 * into a live arena, where they stay zero: CLOCK_MONOTONIC (the clock
-	 * of every *_time_ns) and CLOCK_REALTIME when the image was taken, so
-	 * that readers measure ages from then and not from their own clock.
+	 * Written only into saved images (actrack save, lib/save.c), and by
+	 * the module into a previous boot's arenas (persist=: its machine's
+	 * last heartbeat, 0 if none), never into a live arena, where they
+	 * stay zero: CLOCK_MONOTONIC (the clock of every *_time_ns) and
+	 * CLOCK_REALTIME when the image was taken or ended, so that readers
+	 * measure ages from then and not from their own clock.
 	 */
 	__u64 saved_mono_ns;
 	__u64 saved_real_ns;
@@ -497,7 +499,9 @@ struct actrack_attach {
  * only.  Needs CAP_SYS_PTRACE or CAP_SYS_ADMIN; must precede any mmap.
  * With ACTRACK_SELECT_PREVIOUS_BOOT (ABI 1.8), the arena @uid had when the
  * previous boot ended, as the module's persist= region kept it; needs
- * CAP_SYS_ADMIN (host root: uids need not mean the same across boots).
+ * CAP_SYS_ADMIN (host root: uids need not mean the same across boots),
+ * or, if the module was loaded with persist_uids_stable=1, @uid being the
+ * caller's effective uid.
  * -ENODATA: no previous boot's image; -ENOENT: none of @uid in it.  The
  * image is whatever the memory held: read it with the validating walk.
  */
