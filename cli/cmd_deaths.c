@@ -25,6 +25,7 @@
 #include "death_stacks.h"
 #include "journal.h"
 #include "minidump.h"
+#include "render.h"
 
 struct deaths_opts {
 	bool info;
@@ -285,21 +286,10 @@ int64_t journal_field_num(sd_journal *j, const char *name)
 const char *journal_entry_time(sd_journal *j, char *buf, size_t len)
 {
 	uint64_t us;
-	time_t secs;
-	struct tm tm;
-	size_t n;
 
-	if (sd_journal_get_realtime_usec(j, &us) < 0) {
+	if (sd_journal_get_realtime_usec(j, &us) < 0 ||
+	    !render_real_time(us * 1000, false, buf, len))
 		snprintf(buf, len, "?");
-		return buf;
-	}
-	secs = (time_t)(us / 1000000);
-	if (!localtime_r(&secs, &tm)) {
-		snprintf(buf, len, "?");
-		return buf;
-	}
-	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03u", (unsigned int)(us % 1000000 / 1000));
 	return buf;
 }
 

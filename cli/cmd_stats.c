@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include "cli.h"
+#include "render.h"
 
 static void print_flags(uint32_t flags)
 {
@@ -106,13 +107,15 @@ static void print_persistent(const struct actrack_snapshot *s)
 
 /*
  * The image the previous boot left in the persist= region, when this
- * reader may read it (host root): one line that says it is there.
- * Nothing when there is none or it is not ours to see.
+ * reader may read it (host root): one line that says it is there, and
+ * when its machine was last alive (the module's heartbeat).  Nothing when
+ * there is none or it is not ours to see.
  */
 static void print_previous_boot(void)
 {
 	struct actrack_snapshot *p;
 	const uint8_t *b;
+	char when[64];
 	int ret;
 
 	ret = actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT, &p);
@@ -128,6 +131,10 @@ static void print_previous_boot(void)
 	       "%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x kept, read with "
 	       "--previous-boot\n", b[0], b[1], b[2], b[3], b[4], b[5], b[6],
 	       b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	if (render_real_time(p->header.saved_real_ns, false, when,
+			     sizeof(when)))
+		printf("previous boot: its machine was last alive at %s\n",
+		       when);
 	actrack_snapshot_free(p);
 }
 

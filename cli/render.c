@@ -380,6 +380,25 @@ static uint64_t clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+bool render_real_time(uint64_t real_ns, bool utc_iso, char *buf, size_t len)
+{
+	time_t secs = (time_t)(real_ns / 1000000000ULL);
+	struct tm tm;
+	size_t n;
+
+	if (!real_ns ||
+	    (utc_iso ? !gmtime_r(&secs, &tm) : !localtime_r(&secs, &tm))) {
+		snprintf(buf, len, "unknown");
+		return false;
+	}
+	n = strftime(buf, len, utc_iso ? "%Y-%m-%dT%H:%M:%S" :
+			       "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03u%s",
+		 (unsigned int)(real_ns % 1000000000ULL / 1000000),
+		 utc_iso ? "Z" : "");
+	return true;
+}
+
 /* Wall clock of a CLOCK_MONOTONIC instant, via the offset between the
  * clocks now (close enough for a report; NTP steps are not undone).
  * Return: false (and "unknown") when it cannot be told. */
@@ -388,27 +407,13 @@ static bool format_time(uint64_t mono_ns, bool utc_iso, char *buf,
 {
 	uint64_t mono_now = clock_ns(CLOCK_MONOTONIC);
 	uint64_t real_now = clock_ns(CLOCK_REALTIME);
-	uint64_t real;
-	struct tm tm;
-	time_t secs;
-	size_t n;
 
 	if (!mono_ns || mono_ns > mono_now || mono_now - mono_ns > real_now) {
 		snprintf(buf, len, "unknown");
 		return false;
 	}
-	real = real_now - (mono_now - mono_ns);
-	secs = (time_t)(real / 1000000000ULL);
-	if (utc_iso ? !gmtime_r(&secs, &tm) : !localtime_r(&secs, &tm)) {
-		snprintf(buf, len, "unknown");
-		return false;
-	}
-	n = strftime(buf, len, utc_iso ? "%Y-%m-%dT%H:%M:%S" :
-			       "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03u%s",
-		 (unsigned int)(real % 1000000000ULL / 1000000),
-		 utc_iso ? "Z" : "");
-	return true;
+	return render_real_time(real_now - (mono_now - mono_ns), utc_iso, buf,
+				len);
 }
 
 const char *render_killer_kind(uint32_t kind)

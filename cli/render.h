@@ -121,6 +121,14 @@ int render_death_json(struct json *j, struct symbolizer *sym,
 		      const struct actrack_death *d, const char *source);
 
 /*
+ * render_real_time() - CLOCK_REALTIME instant @real_ns as the one way
+ * every command writes a wall-clock time: "2026-12-03 18:00:01.250" in
+ * local time, or with @utc_iso "2026-12-03T18:00:01.250Z".  Return:
+ * false (and "unknown" in @buf) for 0 or a time that cannot be told.
+ */
+bool render_real_time(uint64_t real_ns, bool utc_iso, char *buf, size_t len);
+
+/*
  * render_killer_kind() - the name of a death's sender kind
  * (ACTRACK_KILLER_*): "process", "self" or "kernel", as in the JSON.
  */

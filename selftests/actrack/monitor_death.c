@@ -21,6 +21,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "test_harness.h"
 #include "internal.h"
+#include "snapshot_helpers.h"
 
 #define NR_WORKERS 3
 
@@ -138,15 +139,6 @@ static void own_cmdline(char *buf, size_t len)
 			buf[i] = ' ';
 }
 
-static const struct actrack_snap_thread *
-find_thread(const struct actrack_death *d, const char *name)
-{
-	for (uint32_t i = 0; i < d->process.nr_threads; i++)
-		if (!strcmp(d->process.threads[i].name, name))
-			return &d->process.threads[i];
-	return NULL;
-}
-
 FIXTURE(victim) {
 	char path[256];
 	pid_t pid;
@@ -209,7 +201,7 @@ TEST_F(victim, killed_process)
 		char name[32];
 
 		snprintf(name, sizeof(name), "worker-%d", i);
-		t = find_thread(&d, name);
+		t = snap_thread_named(&d.process, name);
 		ASSERT_NE(NULL, t) TH_LOG("no thread %s", name);
 		EXPECT_FALSE(t->torn);
 		EXPECT_NE(0, t->tid);

@@ -453,10 +453,9 @@ static bool has_thread_named(pid_t pid, const char *name)
 				  arena[0] ? ACTRACK_SNAP_ARENA_FILE : 0, &s))
 		return false;
 	for (uint32_t i = 0; i < s->nr_processes; i++)
-		for (uint32_t k = 0; s->processes[i].pid == (uint32_t)pid &&
-		     k < s->processes[i].nr_threads; k++)
-			if (!strcmp(s->processes[i].threads[k].name, name))
-				found = true;
+		if (s->processes[i].pid == (uint32_t)pid &&
+		    snap_thread_named(&s->processes[i], name))
+			found = true;
 	actrack_snapshot_free(s);
 	return found;
 }

@@ -56,6 +56,10 @@ void writer_stop(struct writer *w);
 const struct actrack_snap_process *
 snap_find(const struct actrack_snapshot *s, uint32_t pid);
 
+/* Thread @name of @p (its first, if several have it), or NULL. */
+const struct actrack_snap_thread *
+snap_thread_named(const struct actrack_snap_process *p, const char *name);
+
 const struct actrack_value *
 value_find(const struct actrack_value *v, uint32_t nr, const char *name);
 

@@ -407,11 +407,11 @@ TEST(writers_readers_other_process_and_collector)
 static const struct actrack_snap_thread *find_thread(
 	const struct actrack_snapshot *s, const char *name)
 {
-	for (uint32_t i = 0; i < s->nr_processes; i++)
-		for (uint32_t k = 0; k < s->processes[i].nr_threads; k++)
-			if (!strcmp(s->processes[i].threads[k].name, name))
-				return &s->processes[i].threads[k];
-	return NULL;
+	const struct actrack_snap_thread *t = NULL;
+
+	for (uint32_t i = 0; !t && i < s->nr_processes; i++)
+		t = snap_thread_named(&s->processes[i], name);
+	return t;
 }
 
 TEST(change_in_progress_is_never_accepted)

@@ -293,17 +293,6 @@ static void victim(int ready_fd, uint64_t value)
 		pause();
 }
 
-/* Thread @name of @p, or NULL. */
-static const struct actrack_snap_thread *
-thread_named(const struct actrack_snap_process *p, const char *name)
-{
-	for (uint32_t i = 0; i < p->nr_threads; i++)
-		if (!strncmp(p->threads[i].name, name,
-			     sizeof(p->threads[i].name)))
-			return &p->threads[i];
-	return NULL;
-}
-
 /* Is @t in one activity, of @type on @object (0: any)? */
 static bool waits(const struct actrack_snap_thread *t, uint8_t type,
 		  uint64_t object)
@@ -331,11 +320,11 @@ find_victim(const struct actrack_snapshot *s)
 		a = p->threads[0].activities;
 		if (a[0].a.object == VICTIM_TASK &&
 		    a[1].a.type == ACTRACK_ACT_LOCK_ACQUIRE &&
-		    waits(thread_named(p, VICTIM_AB),
+		    waits(snap_thread_named(p, VICTIM_AB),
 			  ACTRACK_ACT_LOCK_ACQUIRE, 0) &&
-		    waits(thread_named(p, VICTIM_BA),
+		    waits(snap_thread_named(p, VICTIM_BA),
 			  ACTRACK_ACT_LOCK_ACQUIRE, 0) &&
-		    waits(thread_named(p, VICTIM_IO), ACTRACK_ACT_IO_WAIT, 0))
+		    waits(snap_thread_named(p, VICTIM_IO), ACTRACK_ACT_IO_WAIT, 0))
 			return p;
 	}
 	return NULL;
@@ -375,6 +364,8 @@ static void check_stats_previous(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, run_cli(&r, NULL, stats));
 	EXPECT_EQ(0, r.status);
 	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("no '%s'", want + 1);
+	EXPECT_NE(NULL, strstr(r.out, "\nprevious boot: its machine was last "
+				      "alive at "));
 	LOG_ON_FAILURE(&r);
 	run_free(&r);
 
@@ -639,9 +630,9 @@ static void check_threads(struct __test_metadata *_metadata,
 			  const struct actrack_snapshot *s,
 			  const struct actrack_snap_process *p)
 {
-	const struct actrack_snap_thread *ab = thread_named(p, VICTIM_AB);
-	const struct actrack_snap_thread *ba = thread_named(p, VICTIM_BA);
-	const struct actrack_snap_thread *io = thread_named(p, VICTIM_IO);
+	const struct actrack_snap_thread *ab = snap_thread_named(p, VICTIM_AB);
+	const struct actrack_snap_thread *ba = snap_thread_named(p, VICTIM_BA);
+	const struct actrack_snap_thread *io = snap_thread_named(p, VICTIM_IO);
 	uint64_t end = s->header.saved_mono_ns;
 
 	ASSERT_EQ(1, ab->nr_held);
@@ -820,8 +811,8 @@ TEST_F_TIMEOUT(persist, range_held_by_a_driver, 120)
 }
 
 /*
- * The memmap= region within one boot, where nothing crashes (e.g. the
- * debug kernel, which has no sysrq): claimed at load (/proc/iomem), an
+ * The memmap= region within one boot, where nothing crashes (a kernel
+ * without sysrq, or one run of many): claimed at load (/proc/iomem), an
  * arena carved from it and mapped, released at unload.
  */
 TEST_F_TIMEOUT(persist, memmap_region_live, 240)

@@ -74,6 +74,16 @@ snap_find(const struct actrack_snapshot *s, uint32_t pid)
 	return NULL;
 }
 
+const struct actrack_snap_thread *
+snap_thread_named(const struct actrack_snap_process *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->nr_threads; i++)
+		if (!strncmp(p->threads[i].name, name,
+			     sizeof(p->threads[i].name)))
+			return &p->threads[i];
+	return NULL;
+}
+
 const struct actrack_value *
 value_find(const struct actrack_value *v, uint32_t nr, const char *name)
 {
