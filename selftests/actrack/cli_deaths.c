@@ -171,6 +171,18 @@ static int write_journal(const char *dir, const struct entry *list,
 	return export_to_journal(export, journal);
 }
 
+/* A fixture's end: @dir and all in it removed ("": none made). */
+static void remove_dir(const char *dir)
+{
+	char cmd[600];
+
+	if (!dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 /*
  * Every fixture's start: skipped without systemd-journal-remote; else
  * @dir, the test's directory @name, made, with @journal in it, the
@@ -441,14 +453,8 @@ FIXTURE_SETUP(export)
 
 FIXTURE_TEARDOWN(export)
 {
-	char cmd[600];
-
 	run_free(&self->r);
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "cannot remove %s\n", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /* File @name of the output directory, whole, in *@buf (free it). */
@@ -687,14 +693,8 @@ FIXTURE_SETUP(export_stacks)
 
 FIXTURE_TEARDOWN(export_stacks)
 {
-	char cmd[600];
-
 	run_free(&self->r);
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "cannot remove %s\n", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /* The UTF-16LE MINIDUMP_STRING at @rva of @buf as ASCII in @out. */
@@ -955,14 +955,8 @@ FIXTURE_SETUP(boot)
 
 FIXTURE_TEARDOWN(boot)
 {
-	char cmd[600];
-
 	run_free(&self->r);
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "cannot remove %s\n", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /* Listed among the deaths, in time order, in one line of its own. */
