@@ -127,6 +127,14 @@ void cli_print_values(FILE *f, const char *indent,
 const char *cli_signal_name(int sig, char *buf, size_t len);
 
 /*
+ * What @render writes to @f, as a string (malloc()ed, trailing newlines
+ * cut; its length in *@len unless @len is NULL), for the journal's
+ * fields.  NULL when out of memory.
+ */
+char *cli_render_string(void (*render)(FILE *f, const void *arg),
+			const void *arg, size_t *len);
+
+/*
  * The usage error of getopt_long()'s @opt ('?' or ':'; the option string
  * starts with ':', after a '+' if any, so that a missing argument is ':'):
  * "CMD: -x: missing argument" or "CMD: unknown option '-x'".  Return:

@@ -1412,32 +1412,6 @@ static bool emit(struct watch *w, struct journal_hang *e)
 	return true;
 }
 
-/* What @render writes to stdout, as a string (malloc()ed, trailing
- * newlines cut): the renderers of this file write to stdout. */
-static char *capture(void (*render)(const struct hangs *h, uint32_t i,
-				    FILE *f),
-		     const struct hangs *h, uint32_t i)
-{
-	FILE *mem, *out = stdout;
-	char *buf = NULL;
-	size_t n = 0;
-
-	fflush(stdout);
-	mem = open_memstream(&buf, &n);
-	if (!mem)
-		return NULL;
-	stdout = mem;
-	render(h, i, mem);
-	stdout = out;
-	if (fclose(mem)) {
-		free(buf);
-		return NULL;
-	}
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	return buf;
-}
-
 /* The shortest cycle thread @i is on, or NULL. */
 static const struct wg_cycle *cycle_of(const struct hangs *h, uint32_t i)
 {
@@ -1448,34 +1422,52 @@ static const struct wg_cycle *cycle_of(const struct hangs *h, uint32_t i)
 	return NULL;
 }
 
-/* The text `hangs` prints for hung thread @i, and its cycle. */
-static void render_text(const struct hangs *h, uint32_t i, FILE *f)
-{
-	const struct wg_cycle *c = cycle_of(h, i);
+/* Hung thread @i of @h: what an entry's renderers (cli_render_string()'s
+ * @arg) read. */
+struct hung_ref {
+	const struct hangs *h;
+	uint32_t i;
+};
 
-	print_hung(h, i);
-	if (c && h->nodes[i].v == VERDICT_DEADLOCK)
-		print_cycle(h, c);
+/* The text `hangs` prints for hung thread @i, and its cycle: print_hung()
+ * and print_cycle() print to stdout, which is @f for the call. */
+static void render_text(FILE *f, const void *arg)
+{
+	const struct hung_ref *r = arg;
+	const struct wg_cycle *c = cycle_of(r->h, r->i);
+	FILE *out = stdout;
+
+	fflush(stdout);
+	stdout = f;
+	print_hung(r->h, r->i);
+	if (c && r->h->nodes[r->i].v == VERDICT_DEADLOCK)
+		print_cycle(r->h, c);
+	stdout = out;
 }
 
 /* Its entry of `hangs --json`, one line. */
-static void render_json(const struct hangs *h, uint32_t i, FILE *f)
+static void render_json(FILE *f, const void *arg)
 {
+	const struct hung_ref *r = arg;
 	struct json j;
 
 	json_init(&j, f, 0);
-	json_hung(&j, h, i);
+	json_hung(&j, r->h, r->i);
 	json_finish(&j);
 }
 
-static void render_cycle(const struct hangs *h, uint32_t i, FILE *f)
+static void render_cycle(FILE *f, const void *arg)
 {
-	fprint_cycle_ids(f, h, cycle_of(h, i));
+	const struct hung_ref *r = arg;
+
+	fprint_cycle_ids(f, r->h, cycle_of(r->h, r->i));
 }
 
-static void render_owner(const struct hangs *h, uint32_t i, FILE *f)
+static void render_owner(FILE *f, const void *arg)
 {
-	fprint_thread_id(f, &h->g.threads[h->nodes[i].next], true);
+	const struct hung_ref *r = arg;
+
+	fprint_thread_id(f, &r->h->g.threads[r->h->nodes[r->i].next], true);
 }
 
 static bool same_episode(const struct episode *e, const struct wg_thread *w)
@@ -1502,6 +1494,7 @@ static bool is_watched(const struct hangs *h, uint32_t i)
 static int episode_start(struct hangs *h, struct watch *w, uint32_t i)
 {
 	const struct wg_thread *t = &h->g.threads[i];
+	const struct hung_ref ref = { h, i };
 	char *msg, *report, *cycle = NULL, *owner = NULL;
 	struct journal_hang e = { 0 };
 	struct episode *ep, *n;
@@ -1527,12 +1520,12 @@ static int episode_start(struct hangs *h, struct watch *w, uint32_t i)
 		   sizeof(t->thread->name), 32);
 	cli_activity_object(ep->wait, sizeof(ep->wait), &t->wait->a);
 
-	msg = capture(render_text, h, i);
-	report = capture(render_json, h, i);
+	msg = cli_render_string(render_text, &ref, NULL);
+	report = cli_render_string(render_json, &ref, NULL);
 	if (h->nodes[i].v == VERDICT_DEADLOCK && cycle_of(h, i))
-		cycle = capture(render_cycle, h, i);
+		cycle = cli_render_string(render_cycle, &ref, NULL);
 	if (h->nodes[i].next != NO_NODE)
-		owner = capture(render_owner, h, i);
+		owner = cli_render_string(render_owner, &ref, NULL);
 	if (!msg || !report) {
 		free(msg);
 		free(report);

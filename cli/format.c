@@ -559,6 +559,27 @@ const char *cli_signal_name(int sig, char *buf, size_t len)
 	return buf;
 }
 
+char *cli_render_string(void (*render)(FILE *f, const void *arg),
+			const void *arg, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *mem = open_memstream(&buf, &n);
+
+	if (!mem)
+		return NULL;
+	render(mem, arg);
+	if (fclose(mem)) {
+		free(buf);
+		return NULL;
+	}
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
 /*
  * "500ms", "2s", "1.5m", "1h", "3" (seconds) -> nanoseconds.
  * Return: 0 or -EINVAL.

@@ -69,31 +69,18 @@ void journal_monitor_gap(const struct actrack_monitor_gap *gap, void *arg)
 				gap->resubscribed_ns, NULL);
 }
 
-/*
- * What @render writes to stdout, as a string (malloc()ed, trailing
- * newlines cut).  The renderers of cmd_monitor.c print to stdout; glibc's
- * stdout is an assignable variable, so pointing it at a memory stream for
- * the call reuses them unchanged.
- */
-static char *capture(journal_render_fn render, const struct actrack_death *d,
-		     const char *source, size_t *len)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *mem;
+/* A report to render with cli_render_string(): @fn's arguments. */
+struct death_render {
+	journal_render_fn fn;
+	const struct actrack_death *d;
+	const char *source;
+};
 
-	mem = open_memstream(&buf, &n);
-	if (!mem)
-		return NULL;
-	render(mem, d, source);
-	if (fclose(mem)) {
-		free(buf);
-		return NULL;
-	}
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	*len = n;
-	return buf;
+static void render_death(FILE *f, const void *arg)
+{
+	const struct death_render *r = arg;
+
+	r->fn(f, r->d, r->source);
 }
 
 /* The command name: argv[0]'s last component, as the kernel's comm is
@@ -201,14 +188,16 @@ int journal_send_death(const struct actrack_death *d, const char *source,
 		       journal_render_fn text, journal_render_fn json,
 		       const char *minidump, bool stacks)
 {
+	const struct death_render as_text = { text, d, source };
+	const struct death_render as_json = { json, d, source };
 	struct iovec iov[NR_FIELDS];
 	char *owned[NR_FIELDS] = { NULL };
 	char *msg, *report, comm[16], sig[32];
 	size_t msg_len = 0, report_len = 0;
 	int n = 0, ret;
 
-	msg = capture(text, d, source, &msg_len);
-	report = capture(json, d, source, &report_len);
+	msg = cli_render_string(render_death, &as_text, &msg_len);
+	report = cli_render_string(render_death, &as_json, &report_len);
 	if (!msg || !report) {
 		ret = -ENOMEM;
 		goto out;

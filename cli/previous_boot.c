@@ -227,9 +227,16 @@ static void process_text(FILE *f, const struct hung_list *l,
 	fputc(')', f);
 }
 
-static void message_text(FILE *f, const struct boot_image *img,
-			 const struct hung_list *l)
+/* What the entry's two renderings read (cli_render_string()'s @arg). */
+struct entry_in {
+	const struct boot_image *img;
+	const struct hung_list *l;
+};
+
+static void message_text(FILE *f, const void *arg)
 {
+	const struct entry_in *in = arg;
+	const struct boot_image *img = in->img;
 	uint32_t shown = 0;
 
 	if (!img->nr_processes)
@@ -248,7 +255,7 @@ static void message_text(FILE *f, const struct boot_image *img,
 				break;
 			if (shown++)
 				fputs(", ", f);
-			process_text(f, l, &s->processes[i]);
+			process_text(f, in->l, &s->processes[i]);
 		}
 	}
 	if (shown < img->nr_processes)
@@ -277,9 +284,10 @@ static void report_hung(struct json *j, const struct hung_list *l)
 }
 
 /* ACTRACK_REPORT: one line, schema "actrack-previous-boot/1". */
-static void report_json(FILE *f, const struct boot_image *img,
-			const struct hung_list *l)
+static void report_json(FILE *f, const void *arg)
 {
+	const struct entry_in *in = arg;
+	const struct boot_image *img = in->img;
 	struct json j;
 
 	json_init(&j, f, 0);
@@ -291,7 +299,7 @@ static void report_json(FILE *f, const struct boot_image *img,
 	json_kv_u64(&j, "corrupt_arenas", img->nr_corrupt);
 	json_kv_u64(&j, "torn_threads", img->nr_torn);
 	json_kv_u64(&j, "lost_records", img->nr_lost);
-	report_hung(&j, l);
+	report_hung(&j, in->l);
 	json_key(&j, "arenas");
 	json_array_begin(&j);
 	for (uint32_t a = 0; a < img->nr_arenas; a++) {
@@ -313,31 +321,11 @@ static void report_json(FILE *f, const struct boot_image *img,
 	json_finish(&j);
 }
 
-/* What the memory stream @render wrote, trailing newlines cut. */
-static char *render_str(void (*render)(FILE *f, const struct boot_image *,
-				       const struct hung_list *),
-			const struct boot_image *img, const struct hung_list *l)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *mem = open_memstream(&buf, &n);
-
-	if (!mem)
-		return NULL;
-	render(mem, img, l);
-	if (fclose(mem)) {
-		free(buf);
-		return NULL;
-	}
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	return buf;
-}
-
 /* The entry of @img.  Return 0 or -errno. */
 static int send_entry(const struct boot_image *img)
 {
 	struct hung_list l = { 0 };
+	const struct entry_in in = { img, &l };
 	struct journal_boot e = {
 		.boot_id = img->boot_hex, .processes = img->nr_processes,
 		.arenas = img->nr_arenas, .unreadable = img->nr_unreadable,
@@ -350,8 +338,8 @@ static int send_entry(const struct boot_image *img)
 	for (uint32_t a = 0; !ret && a < img->nr_arenas; a++)
 		ret = hangs_image(img->snaps[a], add_hung, &l);
 	if (!ret) {
-		msg = render_str(message_text, img, &l);
-		report = render_str(report_json, img, &l);
+		msg = cli_render_string(message_text, &in, NULL);
+		report = cli_render_string(report_json, &in, NULL);
 		ret = msg && report ? 0 : -ENOMEM;
 	}
 	if (!ret) {

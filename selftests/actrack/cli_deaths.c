@@ -91,15 +91,30 @@ static const struct entry entries[] = {
 
 #define NR_ENTRIES	(sizeof(entries) / sizeof(entries[0]))
 
+/* The journal file @journal made of export file @export (removed). */
+static int export_to_journal(const char *export, const char *journal)
+{
+	char out[320];
+	char *argv[] = { JOURNAL_REMOTE, out, (char *)export, NULL };
+	struct run r = { 0 };
+	int ret;
+
+	snprintf(out, sizeof(out), "--output=%s", journal);
+	ret = run_program(&r, JOURNAL_REMOTE, NULL, argv);
+	if (!ret && r.status)
+		ret = -1;
+	run_free(&r);
+	unlink(export);
+	return ret;
+}
+
 /* @extra: NULL, or one per entry of @list. */
 static int write_journal(const char *dir, const struct entry *list,
 			 const struct entry_extra *extra, size_t nr,
 			 char *journal, size_t len)
 {
 	char export[300];
-	struct run r = { 0 };
 	FILE *f;
-	int ret;
 
 	snprintf(export, sizeof(export), "%s/deaths.export", dir);
 	snprintf(journal, len, "%s/deaths.journal", dir);
@@ -153,18 +168,38 @@ static int write_journal(const char *dir, const struct entry *list,
 	}
 	if (fclose(f))
 		return -1;
-	{
-		char out[320];
-		char *argv[] = { JOURNAL_REMOTE, out, export, NULL };
+	return export_to_journal(export, journal);
+}
 
-		snprintf(out, sizeof(out), "--output=%s", journal);
-		ret = run_program(&r, JOURNAL_REMOTE, NULL, argv);
-	}
-	if (!ret && r.status)
-		ret = -1;
-	run_free(&r);
-	unlink(export);
-	return ret;
+/* A fixture's end: @dir and all in it removed ("": none made). */
+static void remove_dir(const char *dir)
+{
+	char cmd[600];
+
+	if (!dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+/*
+ * Every fixture's start: skipped without systemd-journal-remote; else
+ * @dir, the test's directory @name, made, with @journal in it, the
+ * journal file of the @nr entries of @list (@extra: write_journal()'s).
+ */
+static void setup_journal(struct __test_metadata *_metadata,
+			  const char *name, char *dir, size_t dir_len,
+			  const struct entry *list,
+			  const struct entry_extra *extra, size_t nr,
+			  char *journal, size_t len)
+{
+	if (access(JOURNAL_REMOTE, X_OK))
+		SKIP(return, "no %s (systemd-journal-remote)",
+		     JOURNAL_REMOTE);
+	test_path(dir, dir_len, name);
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	ASSERT_EQ(0, write_journal(dir, list, extra, nr, journal, len));
 }
 
 FIXTURE(deaths) {
@@ -176,13 +211,9 @@ FIXTURE_SETUP(deaths)
 {
 	memset(&self->r, 0, sizeof(self->r));
 	self->dir[0] = '\0';
-	if (access(JOURNAL_REMOTE, X_OK))
-		SKIP(return, "no %s (systemd-journal-remote)",
-		     JOURNAL_REMOTE);
-	test_path(self->dir, sizeof(self->dir), "deaths");
-	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, entries, NULL, NR_ENTRIES,
-				   self->journal, sizeof(self->journal)));
+	setup_journal(_metadata, "deaths", self->dir, sizeof(self->dir),
+		      entries, NULL, NR_ENTRIES, self->journal,
+		      sizeof(self->journal));
 	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
 		 self->journal);
 }
@@ -409,13 +440,11 @@ FIXTURE_SETUP(export)
 {
 	memset(&self->r, 0, sizeof(self->r));
 	self->dir[0] = '\0';
-	if (access(JOURNAL_REMOTE, X_OK))
-		SKIP(return, "no %s (systemd-journal-remote)",
-		     JOURNAL_REMOTE);
-	test_path(self->dir, sizeof(self->dir), "export");
-	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, export_entries, NULL, NR_EXPORT,
-				   self->journal, sizeof(self->journal)));
+	setup_journal(_metadata, "export", self->dir, sizeof(self->dir),
+		      export_entries, NULL, NR_EXPORT, self->journal,
+		      sizeof(self->journal));
+	if (_metadata->skip)
+		return;
 	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
 		 self->journal);
 	snprintf(self->out, sizeof(self->out), "%s/dumps", self->dir);
@@ -424,14 +453,8 @@ FIXTURE_SETUP(export)
 
 FIXTURE_TEARDOWN(export)
 {
-	char cmd[600];
-
 	run_free(&self->r);
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "cannot remove %s\n", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /* File @name of the output directory, whole, in *@buf (free it). */
@@ -655,15 +678,13 @@ FIXTURE_SETUP(export_stacks)
 
 	memset(&self->r, 0, sizeof(self->r));
 	self->dir[0] = '\0';
-	if (access(JOURNAL_REMOTE, X_OK))
-		SKIP(return, "no %s (systemd-journal-remote)",
-		     JOURNAL_REMOTE);
 	x[0].stacks_len = stacks_blob(blob);
 	x[1].stacks_len = stacks_blob(bad) - 1;
-	test_path(self->dir, sizeof(self->dir), "export_stacks");
-	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, e, x, 2, self->journal,
-				   sizeof(self->journal)));
+	setup_journal(_metadata, "export_stacks", self->dir,
+		      sizeof(self->dir), e, x, 2, self->journal,
+		      sizeof(self->journal));
+	if (_metadata->skip)
+		return;
 	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
 		 self->journal);
 	snprintf(self->out, sizeof(self->out), "%s/dumps", self->dir);
@@ -672,14 +693,8 @@ FIXTURE_SETUP(export_stacks)
 
 FIXTURE_TEARDOWN(export_stacks)
 {
-	char cmd[600];
-
 	run_free(&self->r);
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "cannot remove %s\n", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /* The UTF-16LE MINIDUMP_STRING at @rva of @buf as ASCII in @out. */
@@ -888,15 +903,11 @@ TEST_F(export, usage_errors)
  * journal file boot.journal of @dir. */
 static int write_boot_journal(const char *dir)
 {
-	char export[300], journal[300], out[320];
-	char *argv[] = { JOURNAL_REMOTE, out, export, NULL };
-	struct run r = { 0 };
+	char export[300], journal[300];
 	FILE *f;
-	int ret;
 
 	snprintf(export, sizeof(export), "%s/boot.export", dir);
 	snprintf(journal, sizeof(journal), "%s/boot.journal", dir);
-	snprintf(out, sizeof(out), "--output=%s", journal);
 	f = fopen(export, "w");
 	if (!f)
 		return -1;
@@ -920,12 +931,7 @@ static int write_boot_journal(const char *dir)
 	fputc('\n', f);
 	if (fclose(f))
 		return -1;
-	ret = run_program(&r, JOURNAL_REMOTE, NULL, argv);
-	if (!ret && r.status)
-		ret = -1;
-	run_free(&r);
-	unlink(export);
-	return ret;
+	return export_to_journal(export, journal);
 }
 
 FIXTURE(boot) {
@@ -937,13 +943,11 @@ FIXTURE_SETUP(boot)
 {
 	memset(&self->r, 0, sizeof(self->r));
 	self->dir[0] = '\0';
-	if (access(JOURNAL_REMOTE, X_OK))
-		SKIP(return, "no %s (systemd-journal-remote)",
-		     JOURNAL_REMOTE);
-	test_path(self->dir, sizeof(self->dir), "boot");
-	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	ASSERT_EQ(0, write_journal(self->dir, entries, NULL, NR_ENTRIES,
-				   self->journal, sizeof(self->journal)));
+	setup_journal(_metadata, "boot", self->dir, sizeof(self->dir),
+		      entries, NULL, NR_ENTRIES, self->journal,
+		      sizeof(self->journal));
+	if (_metadata->skip)
+		return;
 	ASSERT_EQ(0, write_boot_journal(self->dir));
 	snprintf(self->dir_opt, sizeof(self->dir_opt), "--directory=%s",
 		 self->dir);
@@ -951,14 +955,8 @@ FIXTURE_SETUP(boot)
 
 FIXTURE_TEARDOWN(boot)
 {
-	char cmd[600];
-
 	run_free(&self->r);
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "cannot remove %s\n", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /* Listed among the deaths, in time order, in one line of its own. */

@@ -200,16 +200,15 @@ static int lldb_backtrace(const char *file, char *out, size_t len)
 	return pclose(p);
 }
 
-TEST_F(dump, lldb_shows_the_frames_by_name_in_order)
+/* lldb reads minidump @file: the child's three frames, by name, innermost
+ * first, and the signal. */
+static void expect_lldb_frames(struct __test_metadata *_metadata,
+			       const char *file)
 {
 	static char out[65536];
 	const char *leaf, *mid, *outer;
 
-	if (system("command -v lldb >/dev/null 2>&1"))
-		SKIP(return, "lldb is not installed (apt-get install lldb)");
-	ASSERT_EQ(0, minidump_save(self->dir, &self->d, "a report",
-				   self->file, sizeof(self->file)));
-	ASSERT_EQ(0, lldb_backtrace(self->file, out, sizeof(out)))
+	ASSERT_EQ(0, lldb_backtrace(file, out, sizeof(out)))
 		TH_LOG("%s", out);
 	leaf = strstr(out, "minidump_leaf");
 	mid = strstr(out, "minidump_mid");
@@ -220,6 +219,15 @@ TEST_F(dump, lldb_shows_the_frames_by_name_in_order)
 	EXPECT_LT(leaf, mid);
 	EXPECT_LT(mid, outer);
 	EXPECT_NE(NULL, strstr(out, "stop reason = signal SIGSEGV"));
+}
+
+TEST_F(dump, lldb_shows_the_frames_by_name_in_order)
+{
+	if (system("command -v lldb >/dev/null 2>&1"))
+		SKIP(return, "lldb is not installed (apt-get install lldb)");
+	ASSERT_EQ(0, minidump_save(self->dir, &self->d, "a report",
+				   self->file, sizeof(self->file)));
+	expect_lldb_frames(_metadata, self->file);
 }
 
 /* The monitor's two renderings of a journal entry (cmd_monitor.c's). */
@@ -252,12 +260,10 @@ static void entry_json(FILE *f, const struct actrack_death *d,
  */
 TEST_F(dump, lldb_reads_the_export_of_the_journal_entry)
 {
-	static char out[65536];
 	struct entry *e = calloc(1, sizeof(*e));
 	char jf[128], opt[160], pid[16], file[256];
 	char *argv[] = { "actrack", "deaths", "export", "--minidump", "-o",
 			 self->dir, opt, pid, NULL };
-	const char *leaf, *mid, *outer;
 	struct run r = { 0 };
 	int sock;
 
@@ -284,22 +290,12 @@ TEST_F(dump, lldb_reads_the_export_of_the_journal_entry)
 	snprintf(file, sizeof(file), "%.*s", (int)strcspn(r.out, "\n"),
 		 r.out);
 	run_free(&r);
-	ASSERT_EQ(0, lldb_backtrace(file, out, sizeof(out)))
-		TH_LOG("%s", out);
+	free(e);
+	expect_lldb_frames(_metadata, file);
 	unlink(file);
 	unlink(jf);
 	strcat(jf, ".export");
 	unlink(jf);
-	free(e);
-	leaf = strstr(out, "minidump_leaf");
-	mid = strstr(out, "minidump_mid");
-	outer = strstr(out, "minidump_outer");
-	ASSERT_NE(NULL, leaf) TH_LOG("%s", out);
-	ASSERT_NE(NULL, mid) TH_LOG("%s", out);
-	ASSERT_NE(NULL, outer) TH_LOG("%s", out);
-	EXPECT_LT(leaf, mid);
-	EXPECT_LT(mid, outer);
-	EXPECT_NE(NULL, strstr(out, "stop reason = signal SIGSEGV"));
 }
 
 /*

@@ -20,7 +20,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,31 +175,31 @@ static int start_watch(FIXTURE_DATA(watch) *self, const char *extra)
  * passed; return how many came. */
 static int receive(FIXTURE_DATA(watch) *self, int want, int ms)
 {
+	struct entry *e = NULL;
 	int got = 0;
 
 	while (ms > 0 && (!want || got < want)) {
-		struct pollfd p = { .fd = self->sock, .events = POLLIN };
-		struct entry *e;
 		ssize_t n;
 
-		if (poll(&p, 1, 100) <= 0) {
+		if (!e)
+			e = calloc(1, sizeof(*e));
+		if (!e)
+			return -1;
+		n = journal_entry_recv(self->sock, e, 100);
+		if (!n) {
 			ms -= 100;
 			continue;
 		}
-		if (self->nr == MAX_ENTRIES)
-			return got + 1000;	/* far too many */
-		e = calloc(1, sizeof(*e));
-		if (!e)
-			return -1;
-		n = recv(self->sock, e->buf, sizeof(e->buf), 0);
-		if (n <= 0) {
+		if (n < 0 || self->nr == MAX_ENTRIES) {
 			free(e);
-			return -1;
+			/* An error, or far too many entries. */
+			return n < 0 ? -1 : got + 1000;
 		}
-		e->len = (size_t)n;
 		self->e[self->nr++] = e;
+		e = NULL;
 		got++;
 	}
+	free(e);
 	return got;
 }
 

@@ -214,8 +214,40 @@ void vm_map_close(struct vm_map *v)
 	v->fd = -1;
 }
 
-int vm_count_owned(struct vm_map *v, uint32_t pid, uint64_t start_ticks,
-		   uint32_t tid, uint32_t type)
+/* What vm_count_owned() counts. */
+struct owned_by {
+	uint32_t pid, tid, type;
+	uint64_t start_ticks;
+};
+
+static bool is_owned_by(uint32_t type, uint32_t data_id,
+			const struct actrack_owner *o, const void *arg)
+{
+	const struct owned_by *w = arg;
+
+	if (w->type != ACTRACK_TYPE_ANY && type != w->type)
+		return false;
+	if (!data_id || at_load(&o->pid) != w->pid)
+		return false;
+	if (w->start_ticks != ~0ULL &&
+	    at_load(&o->start_ticks) != w->start_ticks)
+		return false;
+	return !w->tid || at_load(&o->tid) == w->tid;
+}
+
+static bool is_live(uint32_t type, uint32_t data_id,
+		    const struct actrack_owner *o, const void *arg)
+{
+	return data_id && data_id != 0xFFFFFFFFU && at_load(&o->pid);
+}
+
+/* The records of an owned type whose owner header @keep says yes to
+ * (@data_id: its data_id, loaded with acquire). */
+static int count_owners(struct vm_map *v,
+			bool (*keep)(uint32_t type, uint32_t data_id,
+				     const struct actrack_owner *o,
+				     const void *arg),
+			const void *arg)
 {
 	struct actrack_arena_iter it;
 	uint32_t ref, t;
@@ -227,42 +259,24 @@ int vm_count_owned(struct vm_map *v, uint32_t pid, uint64_t start_ticks,
 
 		if (!actrack_arena_is_owned_type(t))
 			continue;
-		if (type != ACTRACK_TYPE_ANY && t != type)
-			continue;
 		o = actrack_arena_get(&v->a, ref, t, sizeof(*o));
-		if (!o || !at_load_acquire(&o->data_id))
-			continue;
-		if (at_load(&o->pid) != pid)
-			continue;
-		if (start_ticks != ~0ULL &&
-		    at_load(&o->start_ticks) != start_ticks)
-			continue;
-		if (tid && at_load(&o->tid) != tid)
-			continue;
-		n++;
+		if (o)
+			n += keep(t, at_load_acquire(&o->data_id), o, arg);
 	}
 	return n;
 }
 
+int vm_count_owned(struct vm_map *v, uint32_t pid, uint64_t start_ticks,
+		   uint32_t tid, uint32_t type)
+{
+	const struct owned_by w = { pid, tid, type, start_ticks };
+
+	return count_owners(v, is_owned_by, &w);
+}
+
 int vm_count_live(struct vm_map *v)
 {
-	struct actrack_arena_iter it;
-	uint32_t ref, t, id;
-	int n = 0;
-
-	actrack_arena_iter_init(&it, &v->a);
-	while ((ref = actrack_arena_iter_next(&it, ACTRACK_TYPE_ANY, &t))) {
-		struct actrack_owner *o;
-
-		if (!actrack_arena_is_owned_type(t))
-			continue;
-		o = actrack_arena_get(&v->a, ref, t, sizeof(*o));
-		if (!o)
-			continue;
-		id = at_load_acquire(&o->data_id);
-		n += id && id != 0xFFFFFFFFU && at_load(&o->pid);
-	}
-	return n;
+	return count_owners(v, is_live, NULL);
 }
 
 void vm_keep_death(const struct actrack_death *d, void *arg)
