@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "render.h"
 
 void cli_error(const char *what, int err)
 {
@@ -256,17 +257,14 @@ bool cli_saved_image(const struct actrack_snapshot *s)
 void cli_print_time_note(FILE *f, const struct actrack_snapshot *s,
 			 bool other_boot)
 {
-	char when[64] = "";
-	time_t t;
-	struct tm tm;
+	char when[72] = "", t[64];
 
 	if (cli.have_now)
 		return;
 	if (cli_saved_image(s)) {
-		t = (time_t)(s->header.saved_real_ns / 1000000000ULL);
-		if (localtime_r(&t, &tm))
-			strftime(when, sizeof(when), " (%Y-%m-%d %H:%M:%S)",
-				 &tm);
+		if (render_real_time(s->header.saved_real_ns, false, t,
+				     sizeof(t)))
+			snprintf(when, sizeof(when), " (%s)", t);
 		/* The module wrote the previous boot's end: its heartbeat. */
 		if (cli.previous_boot)
 			fprintf(f, "note: arena from another boot: ages are "

@@ -21,20 +21,10 @@
 #include "journal.h"
 #include "render.h"
 
-/* Local wall-clock time of a CLOCK_REALTIME instant, ms precision. */
+/* Local wall-clock time of a CLOCK_REALTIME instant, or "unknown". */
 static const char *real_time(uint64_t ns, char *buf, size_t len)
 {
-	time_t secs = (time_t)(ns / 1000000000ULL);
-	struct tm tm;
-	size_t n;
-
-	if (!ns || !localtime_r(&secs, &tm)) {
-		snprintf(buf, len, "unknown");
-		return buf;
-	}
-	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03u",
-		 (unsigned int)(ns % 1000000000ULL / 1000000));
+	render_real_time(ns, false, buf, len);
 	return buf;
 }
 
