@@ -966,20 +966,35 @@ static void json_thread_ref(struct json *j, const struct wg_thread *w)
 	json_object_end(j);
 }
 
+struct reason_of {
+	const struct hangs *h;
+	uint32_t i;
+};
+
+static void render_reason(FILE *f, const void *arg)
+{
+	const struct reason_of *r = arg;
+
+	print_reason(f, r->h, r->i);
+}
+
+/* The reason of node @i, as the text line says it: a string to free, or
+ * NULL when out of memory. */
+static char *reason_string(const struct hangs *h, uint32_t i)
+{
+	const struct reason_of r = { h, i };
+
+	return cli_render_string(render_reason, &r, NULL);
+}
+
 /* "reason": the text line's reason; "chain": its hops, waiter first. */
 static void json_reason(struct json *j, const struct hangs *h, uint32_t i)
 {
 	uint32_t seen[MAX_HOPS], nr = 0, cur = i;
-	char *text = NULL, desc[96];
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text = reason_string(h, i), desc[96];
 
-	if (f) {
-		print_reason(f, h, i);
-		if (fclose(f))
-			len = 0;
-	}
-	json_kv_string(j, "reason", text && len ? text : "", len + 1);
+	json_kv_string(j, "reason", text ? text : "",
+		       text ? strlen(text) + 1 : 1);
 	free(text);
 	json_key(j, "chain");
 	json_array_begin(j);
@@ -2158,18 +2173,11 @@ static int image_verdict(const struct hangs *h, uint32_t i, hangs_image_fn fn,
 			 void *arg)
 {
 	const struct wg_thread *w = &h->g.threads[i];
-	char *why = NULL;
-	size_t n = 0;
-	FILE *mem = open_memstream(&why, &n);
+	char *why = reason_string(h, i);
 	int ret;
 
-	if (!mem)
+	if (!why)
 		return -ENOMEM;
-	print_reason(mem, h, i);
-	if (fclose(mem)) {
-		free(why);
-		return -ENOMEM;
-	}
 	ret = fn(w->proc, w->thread->tid, verdict_name(h->nodes[i].v), why,
 		 arg);
 	free(why);
