@@ -1108,6 +1108,7 @@ struct persist_header {
 	} slots[1];
 };
 #define PERSIST_MAGIC	0x3154534942434b41ULL
+#define SLOT0_UID	offsetof(struct persist_header, slots[0].uid)
 
 /* The physical address of the previous boot's half, or 0. */
 static uint64_t previous_half(int mem)
@@ -1254,7 +1255,7 @@ TEST_F_TIMEOUT(persist, corrupt_previous_boot, 240)
 	half = previous_half(mem);
 	ASSERT_NE(0, half);
 	ASSERT_EQ(sizeof(uid), pread(mem, &uid, sizeof(uid),
-				     (off_t)(half + 60)));	/* slot 0 */
+				     (off_t)(half + SLOT0_UID)));
 	ASSERT_EQ(0, uid);
 	arena = half + 4096;	/* slot 0's arena */
 	ASSERT_EQ(sizeof(magic), pread(mem, magic, sizeof(magic),
@@ -1279,7 +1280,7 @@ TEST_F_TIMEOUT(persist, corrupt_previous_boot, 240)
 
 	/* Its slot table: the checksum fails, no image is kept. */
 	ASSERT_EQ(sizeof(bad_uid), pwrite(mem, &bad_uid, sizeof(bad_uid),
-					  (off_t)(half + 60)));
+					  (off_t)(half + SLOT0_UID)));
 	EXPECT_EQ(0, reload_said(param, "header or slot table fails its "
 				 "checksum: its image is not kept", &said));
 	EXPECT_TRUE(said);
@@ -1289,7 +1290,7 @@ TEST_F_TIMEOUT(persist, corrupt_previous_boot, 240)
 
 	/* Put back: the image is whole again, and read as before. */
 	ASSERT_EQ(sizeof(uid), pwrite(mem, &uid, sizeof(uid),
-				      (off_t)(half + 60)));
+				      (off_t)(half + SLOT0_UID)));
 	ASSERT_EQ(0, reload(param));
 	EXPECT_EQ(0, select_previous(0));
 	ASSERT_EQ(0, actrack_snapshot_take(NULL, ACTRACK_SNAP_PREVIOUS_BOOT,
