@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -32,6 +33,39 @@ static int cmp_uid(const void *a, const void *b)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * The uids the image holds, as the module lists them (ABI 1.9, root):
+ * their number and *@out to free, or -errno (ENOTTY: an older module).
+ */
+static int image_uids(uint32_t **out)
+{
+	struct actrack_previous_uids q = { 0 };
+	uint32_t *uids = NULL, room;
+	int fd, ret;
+
+	*out = NULL;
+	fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* How many, then room for them: the image is fixed at load. */
+	ret = ioctl(fd, ACTRACK_IOC_PREVIOUS_UIDS, &q) ? -errno : 0;
+	room = q.nr;
+	if (!ret && room) {
+		uids = calloc(room, sizeof(*uids));
+		q.uids = (uintptr_t)uids;
+		ret = !uids ? -ENOMEM :
+		      ioctl(fd, ACTRACK_IOC_PREVIOUS_UIDS, &q) ? -errno :
+		      q.nr > room ? -EAGAIN : 0;
+	}
+	close(fd);
+	if (ret) {
+		free(uids);
+		return ret;
+	}
+	*out = uids;
+	return (int)q.nr;
 }
 
 /* hangs --all-users' uids and the user database's, sorted, each once. */
@@ -98,8 +132,17 @@ static int add_arena(struct boot_image *img, uint32_t uid,
 int boot_image_read(struct boot_image *img)
 {
 	struct actrack_snapshot *s;
-	uint32_t *uids = NULL, n = candidate_uids(&uids);
-	int ret = uids ? 0 : -ENOMEM;
+	uint32_t *uids = NULL, n;
+	int ret = image_uids(&uids);
+
+	/* A module before ABI 1.9 lists none: probe every uid we know. */
+	if (ret < 0) {
+		n = candidate_uids(&uids);
+		ret = uids ? 0 : -ENOMEM;
+	} else {
+		n = (uint32_t)ret;
+		ret = 0;
+	}
 
 	memset(img, 0, sizeof(*img));
 	for (uint32_t i = 0; !ret && i < n; i++) {

@@ -339,6 +339,42 @@ out:
 	return ret;
 }
 
+/*
+ * The uids of the previous boot's image: host root only.  At most a page
+ * of slot entries exists (ACTRACK_PERSIST_MAX_SLOTS), so one bounded
+ * kernel buffer holds them all.
+ */
+static long actrack_ioc_previous_uids(void __user *argp)
+{
+	struct actrack_previous_uids q;
+	u32 *uids, room;
+	long ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&q, argp, sizeof(q)))
+		return -EFAULT;
+	if (q.flags || q.reserved)
+		return -EINVAL;
+	room = min_t(u32, q.nr, PAGE_SIZE / sizeof(u32));
+	uids = kcalloc(max_t(u32, room, 1), sizeof(u32), GFP_KERNEL);
+	if (!uids)
+		return -ENOMEM;
+	ret = actrack_persist_prev_uids(uids, room);
+	if (ret < 0)
+		goto out;
+	if (copy_to_user(u64_to_user_ptr(q.uids), uids,
+			 min_t(u32, room, ret) * sizeof(u32))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	q.nr = ret;
+	ret = copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
+out:
+	kfree(uids);
+	return ret;
+}
+
 static long actrack_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -358,6 +394,8 @@ static long actrack_ioctl(struct file *file, unsigned int cmd,
 		return actrack_ioc_thread(f, argp);
 	case ACTRACK_IOC_STACKS:
 		return actrack_ioc_stacks(f, argp);
+	case ACTRACK_IOC_PREVIOUS_UIDS:
+		return actrack_ioc_previous_uids(argp);
 	default:
 		return -ENOTTY;
 	}

@@ -523,6 +523,7 @@ int actrack_persist_slot_get(kuid_t uid, u32 size, void **mem);
 void actrack_persist_slot_put(int slot);
 int actrack_persist_remap(struct vm_area_struct *vma, void *mem);
 int actrack_persist_prev_find(kuid_t uid, void **mem, u32 *size);
+int actrack_persist_prev_uids(u32 *out, u32 room);
 
 /* netlink.c */
 int actrack_netlink_init(void);

@@ -503,6 +503,32 @@ int actrack_persist_remap(struct vm_area_struct *vma, void *mem)
 }
 
 /*
+ * The uids of the previous boot's arenas, into @out (room for @room of
+ * them) as the caller's user namespace sees them.  Return: how many the
+ * image holds, or -ENODATA when there is none.
+ */
+int actrack_persist_prev_uids(u32 *out, u32 room)
+{
+	struct user_namespace *ns = current_user_ns();
+	u32 i, n = 0;
+
+	if (!actrack_persist_prev)
+		return -ENODATA;
+	for (i = 0; i < actrack_persist_prev_nr; i++) {
+		const struct actrack_persist_slot *s =
+			&actrack_persist_prev_copy->slots[i];
+
+		if (!(s->flags & ACTRACK_PERSIST_USED))
+			continue;
+		if (n < room)
+			out[n] = from_kuid_munged(ns, make_kuid(&init_user_ns,
+								 s->uid));
+		n++;
+	}
+	return n;
+}
+
+/*
  * The previous boot's arena of @uid.  Return: 0 and *@mem, *@size;
  * -ENODATA when there is no previous boot's image at all; -ENOENT when
  * it holds no arena of @uid.

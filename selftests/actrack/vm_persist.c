@@ -170,6 +170,18 @@ static int select_previous(uint32_t uid)
 	return ret;
 }
 
+/* ACTRACK_IOC_PREVIOUS_UIDS with @q on a fresh fd: 0 or -errno. */
+static int previous_uids(struct actrack_previous_uids *q)
+{
+	int fd = open(ACTRACK_DEVICE_PATH, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, ACTRACK_IOC_PREVIOUS_UIDS, q) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 /* SELECT of @uid's previous-boot arena by a process of nobody's: 0 or
  * -errno (-ECHILD: the child could not become nobody). */
 static int nobody_selects(uint32_t uid)
@@ -659,6 +671,46 @@ static void check_threads(struct __test_metadata *_metadata,
 }
 
 /*
+ * The uids of the image, as the module lists them to root: uid 0 only
+ * (every arena of the boot before was root's), counted without room,
+ * written into room to spare and nothing beyond; hostile arguments and
+ * nobody refused.
+ */
+static void check_image_uids(struct __test_metadata *_metadata)
+{
+	uint32_t uids[4] = { 7, 7, 7, 7 };
+	struct actrack_previous_uids q = { 0 };
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, previous_uids(&q));
+	EXPECT_EQ(1, q.nr);
+	q = (struct actrack_previous_uids){ .nr = 4, .uids = (uintptr_t)uids };
+	ASSERT_EQ(0, previous_uids(&q));
+	EXPECT_EQ(1, q.nr);
+	EXPECT_EQ(0, uids[0]);
+	EXPECT_EQ(7, uids[1]);
+
+	q = (struct actrack_previous_uids){ .flags = 1 };
+	EXPECT_EQ(-EINVAL, previous_uids(&q));
+	q = (struct actrack_previous_uids){ .reserved = 1 };
+	EXPECT_EQ(-EINVAL, previous_uids(&q));
+	q = (struct actrack_previous_uids){ .nr = 1, .uids = 8 };
+	EXPECT_EQ(-EFAULT, previous_uids(&q));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		q = (struct actrack_previous_uids){ 0 };
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(ECHILD);
+		_exit(-previous_uids(&q));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(EPERM, WEXITSTATUS(status));
+}
+
+/*
  * The boot after a death: the victim of the boot before, exactly, in
  * *@value which way it died (VICTIM_VALUE: a panic, VICTIM_VALUE_HANG: a
  * hard hang).  The one checker of both ways.
@@ -694,6 +746,7 @@ static void second_boot(struct __test_metadata *_metadata, uint64_t *value)
 	EXPECT_EQ(ACTRACK_VALUE_STRING, act->values[0].type);
 	EXPECT_STREQ(VICTIM_STEP, (const char *)act->values[0].bytes);
 	check_threads(_metadata, s, p);
+	check_image_uids(_metadata);
 	check_stats_previous(_metadata, s->header.boot_id);
 	check_cli(_metadata, p->pid, *value, s->header.saved_mono_ns);
 	actrack_snapshot_free(s);

@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 #define ACTRACK_ABI_MAJOR	1
-#define ACTRACK_ABI_MINOR	8
+#define ACTRACK_ABI_MINOR	9
 
 #define ACTRACK_DEVICE_NAME	"actrack"
 #define ACTRACK_DEVICE_PATH	"/dev/actrack"
@@ -556,12 +556,32 @@ struct actrack_stacks {
 };
 #define ACTRACK_STACKS_ON_EXIT	(1U << 0)
 
+/*
+ * struct actrack_previous_uids - (ABI 1.9) the uids that have an arena in
+ * the previous boot's image (ACTRACK_SELECT_PREVIOUS_BOOT reads each), as
+ * seen from the caller's user namespace (overflowuid for one not mapped
+ * there), in slot order.  Host root only (CAP_SYS_ADMIN): which users ran
+ * tracked programs is not every user's to know.
+ * @nr: in, how many @uids has room for; out, how many the image holds
+ * (more than were written when the room was short: call again).
+ * @uids: in, a user pointer to @nr __u32s (ignored when @nr is 0).
+ * Errors: EPERM, ENODATA (no previous boot's image), EINVAL (@flags or
+ * @reserved not zero), EFAULT.
+ */
+struct actrack_previous_uids {
+	__u32 nr;		/* in: room; out: uids in the image */
+	__u32 flags;		/* in: zero */
+	__u64 uids;		/* in: user pointer to __u32[nr] */
+	__u64 reserved;		/* in: zero */
+};
+
 #define ACTRACK_IOC_VERSION	_IOR(ACTRACK_IOC_MAGIC, 0, struct actrack_version)
 #define ACTRACK_IOC_LAYOUT	_IOR(ACTRACK_IOC_MAGIC, 1, struct actrack_layout)
 #define ACTRACK_IOC_ATTACH	_IOWR(ACTRACK_IOC_MAGIC, 2, struct actrack_attach)
 #define ACTRACK_IOC_SELECT	_IOW(ACTRACK_IOC_MAGIC, 3, struct actrack_select)
 #define ACTRACK_IOC_THREAD	_IOW(ACTRACK_IOC_MAGIC, 4, struct actrack_thread_reg)
 #define ACTRACK_IOC_STACKS	_IOW(ACTRACK_IOC_MAGIC, 5, struct actrack_stacks)
+#define ACTRACK_IOC_PREVIOUS_UIDS _IOWR(ACTRACK_IOC_MAGIC, 6, struct actrack_previous_uids)
 
 #define ACTRACK_MMAP_ARENA	0ULL
 #define ACTRACK_MMAP_CLOCK	0x40000000ULL
