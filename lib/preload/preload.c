@@ -191,6 +191,29 @@ static inline bool tracking(void)
 	return __atomic_load_n(&ready, __ATOMIC_RELAXED) && !guard;
 }
 
+/*
+ * The fork handlers (lib/fork.c; ours is child_after_fork) are installed
+ * before the first bookkeeping that leaves state a child must not inherit
+ * (a raised guard, a pending activity, a tid, a thread starting), not at
+ * start: most images never get there.  Not from what may be a signal
+ * handler (pthread_once() and pthread_atfork() are not async-signal-safe),
+ * which is also where an image's first attach is refused: such a thread
+ * can only be interrupted by a handler nested in its own, and a push
+ * there attaches nothing.  One load once installed.
+ */
+static __attribute__((noinline, cold)) void arm_fork_slow(void)
+{
+	if (!__actrack_maybe_in_signal_handler())
+		__actrack_fork_arm_slow();
+}
+
+static inline void arm_fork(void)
+{
+	if (__builtin_expect(!__atomic_load_n(&__actrack_fork_armed,
+					      __ATOMIC_ACQUIRE), 0))
+		arm_fork_slow();
+}
+
 /* The call instruction in the caller (its return address - 1, which is
  * still inside the call): symbolizes to the line that made the call, also
  * when the call is the last instruction of an inlined function. */
@@ -291,6 +314,7 @@ static inline uint32_t push_at(uintptr_t frame, uint64_t origin,
 	int e = errno;
 	uint32_t tok;
 
+	arm_fork();
 	guard++;
 	if (__builtin_expect(push_work.any != 0, 0))
 		push_work_first(frame);
@@ -326,6 +350,7 @@ static __attribute__((noinline, cold)) void make_tracker(void)
 {
 	int e = errno;
 
+	arm_fork();
 	guard++;
 	actrack__thread_slow();
 	guard_leave();
@@ -808,6 +833,9 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 	if (!tracking())
 		return REAL(pthread_create)(th, attr, fn, arg);
+	/* Never from a signal handler: installed whatever the mask says
+	 * (@starting and the tid table are the whole process's). */
+	__actrack_fork_arm();
 	guard++;
 	st = malloc(sizeof(*st));
 	guard_leave();
@@ -1400,6 +1428,7 @@ __attribute__((used)) void *preload_dl_slow(int which)
 	if (which && dl_changed && tracking()) {
 		int e = errno;
 
+		arm_fork();
 		guard++;
 		dl_flush();
 		guard_leave();
@@ -1486,6 +1515,7 @@ static void child_after_fork(void)
 			tids[k].th = 0;
 		}
 }
+ACTRACK_FORK_HOOK(preload_fork, .child = child_after_fork)
 
 /* ---- start-up ---------------------------------------------------------- */
 
@@ -1604,7 +1634,6 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv,
 		errno = e;
 		return;
 	}
-	pthread_atfork(NULL, NULL, child_after_fork);
 	nf = getenv(ENV_NO_FOLLOW);
 	if (nf && *nf)
 		drop_from_ld_preload();
