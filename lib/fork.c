@@ -15,8 +15,12 @@
  * (lib/attach.c, before its lock is ever taken), a launch record
  * (lib/lifecycle.c), and the preload's bookkeeping before it first raises
  * its guard (lib/preload/preload.c).  A child forked before that has
- * nothing to reset.  The handlers, once installed, stay for the life of
- * the process and its forked children (they are the C library's state).
+ * nothing to reset but what a refused first attach leaves (a push from
+ * what may be a signal handler arms nothing): that thread's retry window
+ * (lib/tracker.c), which the child then waits out as its parent would
+ * (a second, looked at every 64th push).  The handlers, once installed,
+ * stay for the life of the process and its forked children (they are the
+ * C library's state).
  *
  * The rules every hook follows: the library runs no handler of anyone
  * else's (no urcu_*_before_fork(): the host may follow liburcu's fork
