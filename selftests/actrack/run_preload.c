@@ -948,22 +948,22 @@ TEST(fork_from_handler_inside_bookkeeping_is_tracked)
 
 /*
  * The same fork from a handler in an image that has not attached yet (a
- * tracked shell's child: its first push attaches it): the preload installs
- * the fork handlers before that first bookkeeping, not at start, and the
- * child still starts with the guard cleared.  The child unblocks the
- * signal (an image's first attach is refused in what may be a handler)
- * and attaches at its read.
+ * tracked process's exec'd child, here abba's: its first push attaches
+ * it): the preload installs the fork handlers before that first
+ * bookkeeping, not at start, and the child still starts with the guard
+ * cleared.  The child unblocks the signal (an image's first attach is
+ * refused in what may be a handler) and attaches at its read.
  */
 TEST(fork_from_handler_before_attach_is_tracked)
 {
-	char *argv[] = { "actrack", "run", "--", "/bin/sh", "-c",
-			 "\"$0\" unblock; exit $?", NULL, NULL };
+	char *argv[] = { "actrack", "run", "--", abba, "child", NULL,
+			 "unblock", NULL };
 	char buf[256];
 	struct job j;
 	int child = 0;
 
 	SETUP("forkguard2");
-	argv[6] = (char *)prog("run_forkguard");
+	argv[5] = (char *)prog("run_forkguard");
 	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
 	ASSERT_TRUE(job_read_until(&j, "forked", buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
