@@ -26,6 +26,7 @@ __thread unsigned int __actrack_nesting;
 
 void __actrack_lock(void)
 {
+	__actrack_fork_arm();	/* before our lock is ever held */
 	__actrack_nesting++;
 	pthread_mutex_lock(&__actrack_proc.lock);
 }
@@ -567,7 +568,7 @@ static int remembered_failure(void)
  * Both calls are async-signal-safe; with nothing blocked (most threads)
  * this is one system call.
  */
-static bool maybe_in_signal_handler(void)
+bool __actrack_maybe_in_signal_handler(void)
 {
 	struct sigaction sa;
 	sigset_t blocked;
@@ -604,11 +605,12 @@ static int attach_implicit(bool nonblock)
 		return 0;
 	if (__actrack_nesting)
 		return -EDEADLK;
-	if (nonblock && !p->mapped && maybe_in_signal_handler())
+	if (nonblock && !p->mapped && __actrack_maybe_in_signal_handler())
 		return -EINTR;
 	ret = remembered_failure();
 	if (ret)
 		return ret;
+	__actrack_fork_arm();	/* before the state a child must reset */
 	__actrack_nesting++;
 	if (nonblock) {
 		if (pthread_mutex_trylock(&p->lock)) {
@@ -686,6 +688,7 @@ ACTRACK_API int actrack_init(const struct actrack_opts *user_opts)
 		return ret;
 	if (__actrack_nesting)
 		return -EDEADLK;
+	__actrack_fork_arm();
 	__actrack_nesting++;
 	pthread_mutex_lock(&p->lock);
 	if (p->attached) {

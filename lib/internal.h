@@ -263,22 +263,36 @@ __actrack_hidden void __actrack_read_held(struct actrack_arena *a,
 					 struct actrack_snap_thread *t);
 /*
  * Fork (lib/fork.c): a file whose process state a child must not inherit
- * registers its handlers once, from a constructor.  prepare may only try
- * a lock, never block; child may only forget and re-initialise.
+ * declares its handlers once, with ACTRACK_FORK_HOOK (an entry in the
+ * linker's table; nothing runs at start).  They are installed by the
+ * first __actrack_fork_arm(), which every path that creates such state
+ * calls before it does.  prepare may only try a lock, never block; child
+ * may only forget and re-initialise.
  */
 struct actrack_fork_hook {
 	void (*prepare)(void);
 	void (*parent)(void);
 	void (*child)(void);
-	struct actrack_fork_hook *next;		/* lib/fork.c's */
 };
-__actrack_hidden void __actrack_fork_register(struct actrack_fork_hook *h);
 #define ACTRACK_FORK_HOOK(name, ...)					\
-	static struct actrack_fork_hook name = { __VA_ARGS__ };	\
-	__attribute__((constructor)) static void name##_register(void)	\
-	{								\
-		__actrack_fork_register(&name);				\
-	}
+	static const struct actrack_fork_hook name = { __VA_ARGS__ };	\
+	static const struct actrack_fork_hook *const name##_entry	\
+		__attribute__((section("actrack_fork_hooks"), used,	\
+			       aligned(sizeof(void *)))) = &name;
+/* Are the handlers installed?  Set once, never cleared. */
+extern __actrack_hidden int __actrack_fork_armed;
+__actrack_hidden void __actrack_fork_arm_slow(void);
+/* Install the handlers if not yet (not async-signal-safe the first time:
+ * pthread_once(), pthread_atfork()). */
+static inline void __actrack_fork_arm(void)
+{
+	if (__builtin_expect(!__atomic_load_n(&__actrack_fork_armed,
+					      __ATOMIC_ACQUIRE), 0))
+		__actrack_fork_arm_slow();
+}
+/* May this thread be running a signal handler (lib/attach.c)?  Errs
+ * towards yes; async-signal-safe. */
+__actrack_hidden bool __actrack_maybe_in_signal_handler(void);
 /* Forget cached user data handles (lib/user_data.c); also on re-attach. */
 __actrack_hidden void __actrack_user_data_forget(void);
 /* Allocate and publish an empty user data block of @capacity field bytes.

@@ -41,9 +41,16 @@ static void lifecycle_child(void)
 }
 ACTRACK_FORK_HOOK(lifecycle_fork, .child = lifecycle_child)
 
+/* The lock, with the fork handlers installed before it is first held. */
+static void launch_lock_take(void)
+{
+	__actrack_fork_arm();
+	pthread_mutex_lock(&launch_lock);
+}
+
 ACTRACK_API void actrack_set_exit_callback(actrack_exit_fn fn, void *arg)
 {
-	pthread_mutex_lock(&launch_lock);
+	launch_lock_take();
 	exit_fn = fn;
 	exit_arg = arg;
 	pthread_mutex_unlock(&launch_lock);
@@ -59,7 +66,7 @@ ACTRACK_API int actrack_record_process_launch(pid_t pid)
 	ret = actrack_read_start_ticks(pid, &ticks);
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&launch_lock);
+	launch_lock_take();
 	for (size_t i = 0; i < nr_launched; i++) {
 		if (launched[i].pid == (uint32_t)pid) {
 			launched[i].start_ticks = ticks;	/* pid reused */
@@ -116,7 +123,7 @@ static bool find_launched(pid_t pid, uint64_t *ticks)
 {
 	bool found = false;
 
-	pthread_mutex_lock(&launch_lock);
+	launch_lock_take();
 	for (size_t i = 0; i < nr_launched; i++) {
 		if (launched[i].pid == (uint32_t)pid) {
 			*ticks = launched[i].start_ticks;
@@ -132,7 +139,7 @@ static bool forget_launched(pid_t pid, uint64_t *ticks)
 {
 	bool found = false;
 
-	pthread_mutex_lock(&launch_lock);
+	launch_lock_take();
 	for (size_t i = 0; i < nr_launched; i++) {
 		if (launched[i].pid == (uint32_t)pid) {
 			*ticks = launched[i].start_ticks;
@@ -172,7 +179,7 @@ ACTRACK_API int actrack_record_process_exit(pid_t pid, int wait_status)
 		return -EBUSY;
 	if (!forget_launched(pid, &ticks))
 		return -ENOENT;
-	pthread_mutex_lock(&launch_lock);
+	launch_lock_take();
 	fn = exit_fn;
 	arg = exit_arg;
 	pthread_mutex_unlock(&launch_lock);

@@ -54,6 +54,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -191,6 +192,29 @@ static inline bool tracking(void)
 	return __atomic_load_n(&ready, __ATOMIC_RELAXED) && !guard;
 }
 
+/*
+ * The fork handlers (lib/fork.c; ours is child_after_fork) are installed
+ * before the first bookkeeping that leaves state a child must not inherit
+ * (a raised guard, a pending activity, a tid, a thread starting), not at
+ * start: most images never get there.  Not from what may be a signal
+ * handler (pthread_once() and pthread_atfork() are not async-signal-safe),
+ * which is also where an image's first attach is refused: such a thread
+ * can only be interrupted by a handler nested in its own, and a push
+ * there attaches nothing.  One load once installed.
+ */
+static __attribute__((noinline, cold)) void arm_fork_slow(void)
+{
+	if (!__actrack_maybe_in_signal_handler())
+		__actrack_fork_arm_slow();
+}
+
+static inline void arm_fork(void)
+{
+	if (__builtin_expect(!__atomic_load_n(&__actrack_fork_armed,
+					      __ATOMIC_ACQUIRE), 0))
+		arm_fork_slow();
+}
+
 /* The call instruction in the caller (its return address - 1, which is
  * still inside the call): symbolizes to the line that made the call, also
  * when the call is the last instruction of an inlined function. */
@@ -291,6 +315,7 @@ static inline uint32_t push_at(uintptr_t frame, uint64_t origin,
 	int e = errno;
 	uint32_t tok;
 
+	arm_fork();
 	guard++;
 	if (__builtin_expect(push_work.any != 0, 0))
 		push_work_first(frame);
@@ -326,6 +351,7 @@ static __attribute__((noinline, cold)) void make_tracker(void)
 {
 	int e = errno;
 
+	arm_fork();
 	guard++;
 	actrack__thread_slow();
 	guard_leave();
@@ -644,14 +670,38 @@ COND_WRAPPER(pthread_cond_clockwait, (pthread_cond_t *c, pthread_mutex_t *m,
  * learns its tid when it starts, without pthread_create() ever waiting.
  */
 #define TID_ENTRIES	1024
-static struct {
+struct tid_entry {
 	uintptr_t th;		/* 0: free */
 	pid_t tid;		/* 0: being filled in */
-} tids[TID_ENTRIES];
+};
+/*
+ * Mapped by the first tracked pthread_create(), not in .bss: there its
+ * 16 KiB pushed the variables every start writes (the next definitions,
+ * the mark, the command line) onto a page of their own, one more page
+ * fault in every image, most of which never start a thread.  NULL also
+ * tells a forked child that there is nothing to clear (a single-threaded
+ * shell forks without touching it).
+ */
+static struct tid_entry *tids;
 static unsigned int starting;
-/* Has any thread ever published its tid (is the table worth clearing in
- * a forked child)?  A single-threaded shell forks without touching it. */
-static bool tids_used;
+
+static bool tids_map(void)
+{
+	struct tid_entry *t = __atomic_load_n(&tids, __ATOMIC_ACQUIRE);
+	struct tid_entry *none = NULL;
+	size_t len = TID_ENTRIES * sizeof(*t);
+
+	if (t)
+		return true;
+	t = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return false;
+	if (!__atomic_compare_exchange_n(&tids, &none, t, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		munmap(t, len);		/* another thread's won */
+	return true;
+}
 static __thread unsigned int my_tid_entry	/* index + 1, 0: none */
 	__attribute__((tls_model("initial-exec")));
 
@@ -665,8 +715,8 @@ static void tid_publish(void)
 	uintptr_t self = (uintptr_t)pthread_self();
 	unsigned int h = tid_hash(self);
 
-	if (!__atomic_load_n(&tids_used, __ATOMIC_RELAXED))
-		__atomic_store_n(&tids_used, true, __ATOMIC_RELAXED);
+	if (!tids)
+		return;		/* not started by a tracked pthread_create() */
 	for (unsigned int i = 0; i < TID_ENTRIES; i++) {
 		unsigned int k = (h + i) % TID_ENTRIES;
 		uintptr_t none = 0;
@@ -698,19 +748,20 @@ static void tid_forget(void *unused)
  * that we did not start), else 0. */
 static pid_t thread_tid(pthread_t th)
 {
+	struct tid_entry *t = __atomic_load_n(&tids, __ATOMIC_ACQUIRE);
 	uintptr_t want = (uintptr_t)th;
 	unsigned int h = tid_hash(want);
 	pid_t tid;
 
-	for (unsigned int i = 0; i < TID_ENTRIES; i++) {
+	for (unsigned int i = 0; t && i < TID_ENTRIES; i++) {
 		unsigned int k = (h + i) % TID_ENTRIES;
 
-		if (__atomic_load_n(&tids[k].th, __ATOMIC_ACQUIRE) != want)
+		if (__atomic_load_n(&t[k].th, __ATOMIC_ACQUIRE) != want)
 			continue;
-		tid = __atomic_load_n(&tids[k].tid, __ATOMIC_ACQUIRE);
+		tid = __atomic_load_n(&t[k].tid, __ATOMIC_ACQUIRE);
 		/* Still its entry after the read (not reused under us)? */
 		if (tid > 0 &&
-		    __atomic_load_n(&tids[k].th, __ATOMIC_ACQUIRE) == want)
+		    __atomic_load_n(&t[k].th, __ATOMIC_ACQUIRE) == want)
 			return tid;
 	}
 	tid = actrack_pthread_tid(th);
@@ -808,8 +859,11 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 	if (!tracking())
 		return REAL(pthread_create)(th, attr, fn, arg);
+	/* Never from a signal handler: installed whatever the mask says
+	 * (@starting and the tid table are the whole process's). */
+	__actrack_fork_arm();
 	guard++;
-	st = malloc(sizeof(*st));
+	st = tids_map() ? malloc(sizeof(*st)) : NULL;
 	guard_leave();
 	errno = e;
 	if (!st)
@@ -1400,6 +1454,7 @@ __attribute__((used)) void *preload_dl_slow(int which)
 	if (which && dl_changed && tracking()) {
 		int e = errno;
 
+		arm_fork();
 		guard++;
 		dl_flush();
 		guard_leave();
@@ -1478,7 +1533,7 @@ static void child_after_fork(void)
 	__atomic_store_n(&starting, 0, __ATOMIC_RELAXED);
 	/* 16 KiB never touched: clearing them would fault in four pages
 	 * in every child of a shell. */
-	if (!tids_used)
+	if (!tids)
 		return;
 	for (unsigned int k = 0; k < TID_ENTRIES; k++)
 		if (k + 1 != my_tid_entry) {
@@ -1486,6 +1541,7 @@ static void child_after_fork(void)
 			tids[k].th = 0;
 		}
 }
+ACTRACK_FORK_HOOK(preload_fork, .child = child_after_fork)
 
 /* ---- start-up ---------------------------------------------------------- */
 
@@ -1604,7 +1660,6 @@ __attribute__((constructor)) static void preload_init(int argc, char **argv,
 		errno = e;
 		return;
 	}
-	pthread_atfork(NULL, NULL, child_after_fork);
 	nf = getenv(ENV_NO_FOLLOW);
 	if (nf && *nf)
 		drop_from_ld_preload();

@@ -326,6 +326,67 @@ TEST(fork_child_never_writes_parent_records)
 	actrack_pop(tok);
 }
 
+/*
+ * A process forks before it ever attached (the library installs its fork
+ * handlers at the first attach, not at start): that child attaches as
+ * itself; the parent attaches later, and a child it forks then still
+ * starts with its own tracker, not the parent's.
+ */
+static char fork_probe(uint32_t depth_before)
+{
+	uint32_t t = actrack_push_task(2);
+	struct actrack_thread *c = actrack__tls.tracker;
+
+	return c && c->owner.pid == (uint32_t)getpid() &&
+	       t == depth_before + 1 ? 'y' : 'n';
+}
+
+TEST(fork_before_attach_then_after)
+{
+	struct actrack_thread *parent_t;
+	char path[256], ok = 0, c;
+	int status, pfd[2];
+	uint32_t tok;
+	pid_t pid;
+
+	/* The child's implicit attach: this test's file (not the default
+	 * arena), or the module's in the VM. */
+	snprintf(path, sizeof(path), "%s/actrack-test-prefork-%d",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	unlink(path);
+	if (!getenv("ACTRACK_IN_VM") || access(ACTRACK_DEVICE_PATH, F_OK))
+		setenv(ACTRACK_ENV_ARENA, path, 1);
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Not attached: the push attaches this child. */
+		c = fork_probe(0);
+		_exit(write(pfd[1], &c, 1) == 1 ? 0 : 1);
+	}
+	ASSERT_EQ(1, read(pfd[0], &ok, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ('y', ok);
+	unlink(path);
+	attach_fresh(_metadata, "latefork", 8);
+	tok = actrack_push_task(1);
+	parent_t = my_tracker();
+	ASSERT_NE(NULL, parent_t);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		c = actrack__tls.tracker == NULL ? fork_probe(0) : 'n';
+		_exit(write(pfd[1], &c, 1) == 1 ? 0 : 1);
+	}
+	ok = 0;
+	ASSERT_EQ(1, read(pfd[0], &ok, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ('y', ok);
+	EXPECT_EQ(1u, parent_t->depth);
+	EXPECT_EQ((uint32_t)getpid(), parent_t->owner.pid);
+	actrack_pop(tok);
+}
+
 TEST(init_rejects_bad_options)
 {
 	struct actrack_opts o = { .sz = sizeof(o) };

@@ -945,6 +945,60 @@ TEST(fork_from_handler_inside_bookkeeping_is_tracked)
 	teardown();
 }
 
+/*
+ * The same fork from a handler in an image that has not attached yet (a
+ * tracked process's exec'd child, here abba's: its first push attaches
+ * it): the preload installs the fork handlers before that first
+ * bookkeeping, not at start, and the child still starts with the guard
+ * cleared.  The child unblocks the signal (an image's first attach is
+ * refused in what may be a handler) and attaches at its read.
+ */
+TEST(fork_from_handler_before_attach_is_tracked)
+{
+	char *argv[] = { "actrack", "run", "--", abba, "child", NULL,
+			 "unblock", NULL };
+	char buf[256];
+	struct job j;
+	int child = 0;
+
+	SETUP("forkguard2");
+	argv[5] = (char *)prog("run_forkguard");
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "forked", buf, sizeof(buf)));
+	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
+	EXPECT_TRUE(io_wait_shows(child, 0));
+	job_kill(&j);
+	teardown();
+}
+
+/*
+ * An image a tracked process starts and that never pushes makes no
+ * futex() call at start: the fork handlers (a pthread_once(), whose first
+ * run wakes with futex()) wait for the first push (progs/run_nofutex).
+ */
+TEST(image_that_never_pushes_makes_no_futex_call)
+{
+	char *argv[] = { "actrack", "run", "--", NULL, NULL };
+	struct run r;
+
+	SETUP("nofutex");
+	argv[3] = (char *)prog("run_nofutex");
+	ASSERT_EQ(0, run_cli(&r, NULL, argv));
+	if (!strncmp(r.out, "skip ", 5)) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%.*s", (int)strcspn(r.out, "\n"),
+			 r.out + 5);
+		run_free(&r);
+		teardown();
+		SKIP(return, "%s", why);
+	}
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	EXPECT_STREQ("exit 0\n", r.out);
+	run_free(&r);
+	teardown();
+}
+
 /* Run `cc ARGS...` quietly.  Return: its exit status, or -1. */
 static int cc(char *const argv[])
 {

@@ -7,7 +7,9 @@
  * wrapper calls inside its bookkeeping: armed, it raises SIGUSR1 first.
  * The handler forks; the child prints "child PID" and "forked", then reads
  * stdin until it is closed; the parent carries on, then waits for the
- * child.
+ * child.  `run_forkguard unblock`: the child first unblocks SIGUSR1, as a
+ * server's child that lives on in the handler does (PostgreSQL's
+ * backends), so that nothing says it runs in a handler any more.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -21,6 +23,7 @@ extern void *__libc_malloc(size_t n);
 
 static volatile sig_atomic_t armed;
 static pid_t child;
+static int unblock;
 
 void *malloc(size_t n)
 {
@@ -40,6 +43,13 @@ static void on_usr1(int sig)
 	child = fork();
 	if (child)
 		return;
+	if (unblock) {
+		sigset_t s;
+
+		sigemptyset(&s);
+		sigaddset(&s, SIGUSR1);
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+	}
 	len = snprintf(line, sizeof(line), "child %d\nforked\n",
 		       (int)getpid());
 	if (write(1, line, (size_t)len) != len)
@@ -54,12 +64,13 @@ static void *run_forkguard_thread(void *arg)
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	pthread_t t;
 	int st;
 
+	unblock = argc > 1 && !strcmp(argv[1], "unblock");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
