@@ -9,6 +9,10 @@
  *   run_make_j2_small_tree `make -j2` of a generated tree of 30 small C
  *                          files and one link (cc, cc1, as, ld: about 120
  *                          processes)
+ *   run_fork_loop_400      `sh -c` running the subshell `( : )` 400
+ *                          times: 400 forks, no exec (a tracked shell
+ *                          or make forks with the library's fork
+ *                          handlers installed)
  *   run_exec_loop_400_empty_preload  the same loop with an empty
  *                          shared object in LD_PRELOAD instead (given as
  *                          $RUN_PROCS_EMPTY_SO; bench/run builds one): the
@@ -27,12 +31,15 @@
  *
  * Each prints wall time (value tracked, baseline untracked, medians of
  * the rounds), the paired ratio (median of each round's tracked/untracked:
- * slow drifts in the machine's load cancel), and the CPU time (user +
+ * slow drifts in the machine's load cancel), the CPU time (user +
  * system of the process and all it waited for, from wait4()), which the
- * other jobs of a shared machine disturb less than the wall clock.
+ * other jobs of a shared machine disturb less than the wall clock, and
+ * the minor page faults of the same processes, which no load disturbs
+ * (in a guest without nested paging a fault costs more than anything
+ * else a start or a fork does).
  * A round alternates which side runs first.  No figure is an assertion.
  *
- *   run_procs ACTRACK [loop|make|start]...   (default: all three)
+ *   run_procs ACTRACK [loop|fork|make|start]...   (default: all four)
  *
  * ACTRACK is the actrack executable; its preload is beside it (the build
  * tree).  RUN_PROCS_ROUNDS (default 7) sets the rounds.
@@ -64,6 +71,7 @@ static bool attach_at_start;	/* the exec'd image's pid in ACTRACK_IMAGE */
 struct cost {
 	double wall_ns;
 	double cpu_ns;
+	double faults;
 };
 
 static double tv_ns(const struct timeval *tv)
@@ -107,6 +115,7 @@ static int run(char *const argv[], const char *dir, const char *env_preload,
 		return -errno;
 	c->wall_ns += (double)(bench_now_ns() - t0);
 	c->cpu_ns += tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime);
+	c->faults += (double)ru.ru_minflt;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "run_procs: %s: status %#x\n", argv[0], status);
 		return -ECHILD;
@@ -137,6 +146,19 @@ static int exec_loop(bool tracked, struct cost *c)
 	return fresh_arena() ?: run(under, NULL, NULL, c);
 }
 
+static int fork_loop(bool tracked, struct cost *c)
+{
+	char *plain[] = { "/bin/sh", "-c",
+		"i=0; while [ $i -lt 400 ]; do ( : ); i=$((i + 1)); done",
+		NULL };
+	char *under[] = { actrack, "run", "--", plain[0], plain[1],
+			  plain[2], NULL };
+
+	if (!tracked)
+		return run(plain, NULL, NULL, c);
+	return fresh_arena() ?: run(under, NULL, NULL, c);
+}
+
 /* The loop with an empty preload (the floor) as its tracked side. */
 static int exec_loop_floor(bool preloaded, struct cost *c)
 {
@@ -153,7 +175,7 @@ static int make_tree(bool tracked, struct cost *c)
 	char *plain[] = { "/usr/bin/make", "-s", "-j2", NULL };
 	char *under[] = { actrack, "run", "--", plain[0], plain[1],
 			  plain[2], NULL };
-	struct cost ignored;
+	struct cost ignored = { 0, 0, 0 };
 	int ret;
 
 	ret = run(clean, tree, NULL, &ignored);
@@ -167,7 +189,7 @@ static int make_tree(bool tracked, struct cost *c)
 static int start_true(bool tracked, struct cost *c)
 {
 	char *argv[] = { "/bin/true", NULL };
-	struct cost sum = { 0, 0 };
+	struct cost sum = { 0, 0, 0 };
 	int ret;
 
 	if (tracked && (ret = fresh_arena()))
@@ -179,6 +201,7 @@ static int start_true(bool tracked, struct cost *c)
 	}
 	c->wall_ns += sum.wall_ns / START_EXECS;
 	c->cpu_ns += sum.cpu_ns / START_EXECS;
+	c->faults += sum.faults / START_EXECS;
 	return 0;
 }
 
@@ -223,7 +246,7 @@ static int write_tree(void)
 static void remove_tree(void)
 {
 	char *argv[] = { "/bin/rm", "-rf", tree, NULL };
-	struct cost ignored;
+	struct cost ignored = { 0, 0, 0 };
 
 	if (tree[0])
 		run(argv, NULL, NULL, &ignored);
@@ -232,12 +255,12 @@ static void remove_tree(void)
 static int measure(const char *name, side_fn f, int rounds)
 {
 	double tw[MAX_ROUNDS], uw[MAX_ROUNDS], tc[MAX_ROUNDS], uc[MAX_ROUNDS];
-	double pw[MAX_ROUNDS], pc[MAX_ROUNDS];
+	double pw[MAX_ROUNDS], pc[MAX_ROUNDS], tf[MAX_ROUNDS], uf[MAX_ROUNDS];
 	char line[128];
 	int ret = 0;
 
 	for (int r = 0; r < rounds && !ret; r++) {
-		struct cost t = { 0, 0 }, u = { 0, 0 };
+		struct cost t = { 0, 0, 0 }, u = { 0, 0, 0 };
 
 		if (r % 2) {
 			ret = f(true, &t) ?: f(false, &u);
@@ -250,6 +273,8 @@ static int measure(const char *name, side_fn f, int rounds)
 		uc[r] = u.cpu_ns / 1e6;
 		pw[r] = tw[r] / uw[r];
 		pc[r] = tc[r] / uc[r];
+		tf[r] = t.faults;
+		uf[r] = u.faults;
 	}
 	if (ret) {
 		printf("bench %s FAIL %s\n", name, strerror(-ret));
@@ -264,6 +289,9 @@ static int measure(const char *name, side_fn f, int rounds)
 		   bench_median(uc, rounds));
 	snprintf(line, sizeof(line), "%s_cpu_paired", name);
 	bench_line(line, bench_median(pc, rounds), "ratio", 1);
+	snprintf(line, sizeof(line), "%s_faults", name);
+	bench_line(line, bench_median(tf, rounds), "faults",
+		   bench_median(uf, rounds));
 	return 0;
 }
 
@@ -286,7 +314,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr,
-			"usage: run_procs ACTRACK [loop|make|start]...\n");
+			"usage: run_procs ACTRACK [loop|fork|make|start]...\n");
 		return 2;
 	}
 	if (rounds < 1 || rounds > MAX_ROUNDS)
@@ -320,6 +348,8 @@ int main(int argc, char **argv)
 			ret = measure("run_exec_loop_400_empty_preload",
 				      exec_loop_floor, rounds) ?: ret;
 	}
+	if (want(argc, argv, "fork"))
+		ret = measure("run_fork_loop_400", fork_loop, rounds) ?: ret;
 	if (want(argc, argv, "make")) {
 		if (access("/usr/bin/make", X_OK) || write_tree()) {
 			printf("bench run_make_j2_small_tree SKIP no make, or "

@@ -44,22 +44,22 @@ void __actrack_unlock(void)
 static __thread bool fork_locked;
 static int image_prev;
 
-static void atfork_prepare(void)
+static __actrack_fork_path void atfork_prepare(void)
 {
 	fork_locked = pthread_mutex_trylock(&__actrack_proc.lock) == 0;
 }
 
-static void atfork_parent(void)
+static __actrack_fork_path void atfork_parent(void)
 {
 	if (fork_locked)
 		pthread_mutex_unlock(&__actrack_proc.lock);
 }
 
-static void atfork_child(void)
+static __actrack_fork_path void atfork_child(void)
 {
 	struct actrack_proc *p = &__actrack_proc;
 
-	pthread_mutex_init(&p->lock, NULL);
+	p->lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	if (!fork_locked)
 		p->mapped = false;	/* the inherited mapping stays unused */
 	/* Keep the mapping (shared with the parent, same arena); drop the

@@ -41,7 +41,7 @@ extern const struct actrack_fork_hook *const __stop_actrack_fork_hooks[]
 int __actrack_fork_armed;
 
 /* Newest first: the reverse of the parent's and child's order. */
-static void atfork_prepare(void)
+static __actrack_fork_path void atfork_prepare(void)
 {
 	size_t n = (size_t)(__stop_actrack_fork_hooks -
 			    __start_actrack_fork_hooks);
@@ -51,7 +51,7 @@ static void atfork_prepare(void)
 			__start_actrack_fork_hooks[n]->prepare();
 }
 
-static void atfork_parent(void)
+static __actrack_fork_path void atfork_parent(void)
 {
 	size_t n = (size_t)(__stop_actrack_fork_hooks -
 			    __start_actrack_fork_hooks);
@@ -61,7 +61,7 @@ static void atfork_parent(void)
 			__start_actrack_fork_hooks[i]->parent();
 }
 
-static void atfork_child(void)
+static __actrack_fork_path void atfork_child(void)
 {
 	size_t n = (size_t)(__stop_actrack_fork_hooks -
 			    __start_actrack_fork_hooks);

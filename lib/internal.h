@@ -274,6 +274,17 @@ struct actrack_fork_hook {
 	void (*parent)(void);
 	void (*child)(void);
 };
+/*
+ * The code a forked child runs before it can do anything else: cold, so
+ * that the linker gathers it (.text.unlikely) onto as few pages as it can.
+ * A child refaults every page of a file mapping it touches (fork() copies
+ * no page table entries of those), one fault per page for every fork of a
+ * tracked shell or make.  For the same reason a child hook calls nothing
+ * through the PLT that its parent may never have called (the child would
+ * bind it, in the dynamic linker's pages, on every fork) and no C library
+ * function it can do without (a mutex is re-initialised by assignment).
+ */
+#define __actrack_fork_path __attribute__((cold))
 #define ACTRACK_FORK_HOOK(name, ...)					\
 	static const struct actrack_fork_hook name = { __VA_ARGS__ };	\
 	static const struct actrack_fork_hook *const name##_entry	\

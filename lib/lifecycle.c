@@ -34,9 +34,9 @@ static void *exit_arg;
  * parent's children are not the child's, and another thread may have held
  * the lock at fork time.
  */
-static void lifecycle_child(void)
+static __actrack_fork_path void lifecycle_child(void)
 {
-	pthread_mutex_init(&launch_lock, NULL);
+	launch_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	nr_launched = 0;
 }
 ACTRACK_FORK_HOOK(lifecycle_fork, .child = lifecycle_child)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include "internal.h"
@@ -51,18 +52,56 @@ static __thread struct thread_state tstate;
  * tracker.  Lock-free (a thread claims a free entry by CAS of its tid and
  * clears it at exit), so the push slow path and signal handlers never
  * wait for it; a reader re-checks the tid around its read of the handle.
+ *
+ * Mapped by the first thread that gets a tracker, not in .bss: there its
+ * 64 KiB cost every image the preload is loaded into an anonymous mmap,
+ * and every child a tracked shell forks the 16 page faults of clearing
+ * it.  A forked child sets its copy aside instead (tracker_child: an
+ * munmap() there would be bound by the dynamic linker in every child),
+ * and unmaps it when its thread maps a fresh one for its next tracker.
  */
 #define TID_ENTRIES	4096
 struct tid_entry {
 	uint32_t tid;		/* 0: free */
 	pthread_t th;
 };
-static struct tid_entry tid_table[TID_ENTRIES];
+#define TID_TABLE_LEN	(TID_ENTRIES * sizeof(struct tid_entry))
+static struct tid_entry *tid_table;
+static struct tid_entry *tid_table_parent;	/* a forked child's copy */
+
+/* The table, mapped on first use (mmap() is async-signal-safe); NULL if
+ * it cannot be: the thread's tid is then not known to
+ * actrack_pthread_tid(), and nothing else is lost. */
+static struct tid_entry *tid_table_get(void)
+{
+	struct tid_entry *t = __atomic_load_n(&tid_table, __ATOMIC_ACQUIRE);
+	struct tid_entry *none = NULL;
+
+	if (t)
+		return t;
+	t = __atomic_exchange_n(&tid_table_parent, NULL, __ATOMIC_ACQ_REL);
+	if (t)
+		munmap(t, TID_TABLE_LEN);
+	t = mmap(NULL, TID_TABLE_LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&tid_table, &none, t, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(t, TID_TABLE_LEN);	/* another thread's won */
+		t = none;
+	}
+	return t;
+}
 
 static void tid_register(uint32_t tid)
 {
+	struct tid_entry *t = tid_table_get();
+
+	if (!t)
+		return;
 	for (uint32_t i = 0; i < TID_ENTRIES; i++) {
-		struct tid_entry *e = &tid_table[(tid + i) % TID_ENTRIES];
+		struct tid_entry *e = &t[(tid + i) % TID_ENTRIES];
 		uint32_t free_tid = 0;
 
 		if (__atomic_compare_exchange_n(&e->tid, &free_tid, UINT32_MAX,
@@ -78,6 +117,7 @@ static void tid_register(uint32_t tid)
 
 static void tid_unregister(void)
 {
+	/* A slot is only ever set in a table that stays mapped. */
 	if (tstate.tid_slot)
 		__atomic_store_n(&tid_table[tstate.tid_slot - 1].tid, 0,
 				 __ATOMIC_RELEASE);
@@ -85,8 +125,10 @@ static void tid_unregister(void)
 
 ACTRACK_API pid_t actrack_pthread_tid(pthread_t th)
 {
-	for (uint32_t i = 0; i < TID_ENTRIES; i++) {
-		struct tid_entry *e = &tid_table[i];
+	struct tid_entry *t = __atomic_load_n(&tid_table, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; t && i < TID_ENTRIES; i++) {
+		struct tid_entry *e = &t[i];
 		uint32_t tid = __atomic_load_n(&e->tid, __ATOMIC_ACQUIRE);
 		pthread_t seen;
 
@@ -147,10 +189,13 @@ void __actrack_tracker_leave(void)
 }
 
 /* In a forked child: the parent's threads and trackers are not ours. */
-static void tracker_child(void)
+static __actrack_fork_path void tracker_child(void)
 {
 	__actrack_proc.trackers = 0;
-	memset(tid_table, 0, sizeof(tid_table));	/* the parent's threads */
+	if (tid_table) {		/* the parent's threads */
+		tid_table_parent = tid_table;
+		tid_table = NULL;
+	}
 	/* The surviving thread's tracker belongs to the parent. */
 	memset(&actrack__tls, 0, sizeof(actrack__tls));
 	memset(&actrack__held_tls, 0, sizeof(actrack__held_tls));

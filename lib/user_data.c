@@ -364,7 +364,7 @@ ACTRACK_API int actrack_set_string_ref(struct actrack_user_data *ud,
 
 static struct actrack_user_data *process_data;
 
-void __actrack_user_data_forget(void)
+__actrack_fork_path void __actrack_user_data_forget(void)
 {
 	process_data = NULL;	/* the parent's; the child makes its own */
 }

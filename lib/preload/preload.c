@@ -1526,7 +1526,7 @@ __asm__(
  * handler it runs), so it starts afresh: no guard, no pending activities
  * (its tracker is a new one), no other threads' tids, none starting.
  */
-static void child_after_fork(void)
+static __actrack_fork_path void child_after_fork(void)
 {
 	guard = 0;
 	nr_pending = 0;
