@@ -133,6 +133,12 @@ const char *cli_signal_name(int sig, char *buf, size_t len);
  */
 char *cli_render_string(void (*render)(FILE *f, const void *arg),
 			const void *arg, size_t *len);
+/*
+ * The same, whole: nothing cut, byte for byte what a FILE would hold
+ * (the text report a minidump of monitor --minidump-dir embeds).
+ */
+char *cli_render_whole(void (*render)(FILE *f, const void *arg),
+		       const void *arg, size_t *len);
 
 /*
  * The usage error of getopt_long()'s @opt ('?' or ':'; the option string

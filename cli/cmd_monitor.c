@@ -149,23 +149,31 @@ static void remember_seq(struct mon_state *s, const struct actrack_death *d)
 	s->seen[s->nr_seen++] = (struct seen_seq){ d->uid, d->seq };
 }
 
-/* --minidump-dir: the report as a minidump, its text report among the
- * annotations that crash servers show. */
+/* A report to render with cli_render_whole(): print_report()'s text. */
+struct report_ref {
+	const struct actrack_death *d;
+	const char *source;
+};
+
+static void render_report_text(FILE *f, const void *arg)
+{
+	const struct report_ref *r = arg;
+
+	report_text(f, r->d, r->source);
+}
+
+/*
+ * --minidump-dir: the report as a minidump, its text report among the
+ * annotations that crash servers show: whole, as monitor prints it (with
+ * its last newline; NULL, no text, when out of memory).
+ */
 static bool save_minidump(const char *dir, const struct actrack_death *d,
 			  const char *source, char *path, size_t path_len)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	const struct report_ref ref = { d, source };
+	char *text = cli_render_whole(render_report_text, &ref, NULL);
 	int ret;
 
-	if (f) {
-		print_report(f, false, d, source);
-		if (fclose(f)) {
-			free(text);
-			text = NULL;
-		}
-	}
 	ret = minidump_save(dir, d, text, path, path_len);
 	free(text);
 	if (ret)

@@ -557,8 +557,8 @@ const char *cli_signal_name(int sig, char *buf, size_t len)
 	return buf;
 }
 
-char *cli_render_string(void (*render)(FILE *f, const void *arg),
-			const void *arg, size_t *len)
+char *cli_render_whole(void (*render)(FILE *f, const void *arg),
+		       const void *arg, size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -571,6 +571,19 @@ char *cli_render_string(void (*render)(FILE *f, const void *arg),
 		free(buf);
 		return NULL;
 	}
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *cli_render_string(void (*render)(FILE *f, const void *arg),
+			const void *arg, size_t *len)
+{
+	size_t n;
+	char *buf = cli_render_whole(render, arg, &n);
+
+	if (!buf)
+		return NULL;
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	if (len)

@@ -4,12 +4,14 @@
  * actrack's MESSAGE_ID and the fields `actrack monitor --journal` writes.
  * The host has no journald to write to, so the entries are written as
  * Journal Export Format and turned into a journal file by
- * systemd-journal-remote (what a fleet collector runs); the booted-system
+ * systemd-journal-remote (what a fleet collector runs:
+ * journal_export_to_file() of journal_native.h); the booted-system
  * test (scripts/systemtest) checks the real monitor -> journald path.
  */
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "journal_native.h"
 #include "minidump_read.h"
 #include "snapshot_helpers.h"
 #include "test_harness.h"
@@ -17,22 +19,10 @@
 #define JOURNAL_REMOTE	"/lib/systemd/systemd-journal-remote"
 #define MESSAGE_ID	"5c4a1e0d3f7b4a6e9d2c8b1f0a3e6d47"
 #define T0		1700000000ULL	/* 2023-11-14 22:13:20 UTC */
+#define BOOT_ID_NOW	"0123456789abcdef0123456789abcdef"
 
-/* One field: NAME=value, or the binary form for values with newlines. */
-static void put_field(FILE *f, const char *name, const char *val)
-{
-	if (strchr(val, '\n')) {
-		uint64_t n = strlen(val);	/* little endian, as x86 */
-
-		fprintf(f, "%s\n", name);
-		fwrite(&n, sizeof(n), 1, f);
-		fprintf(f, "%s\n", val);
-	} else {
-		fprintf(f, "%s=%s\n", name, val);
-	}
-}
-
-struct entry {
+/* A death report as the fields of its journal entry. */
+struct death {
 	uint64_t secs;
 	const char *message_id;
 	const char *pid, *uid, *comm, *cmdline, *phase;
@@ -44,14 +34,14 @@ struct entry {
 	const char *killer;		/* ACTRACK_KILLER, or NULL */
 };
 
-/* What monitor --journal-stacks adds to an entry. */
-struct entry_extra {
+/* What monitor --journal-stacks adds to a death's entry. */
+struct death_stacks {
 	const char *kernel;		/* ACTRACK_KERNEL, or NULL */
 	const uint8_t *stacks;		/* ACTRACK_STACKS (binary), or NULL */
 	size_t stacks_len;
 };
 
-static const struct entry entries[] = {
+static const struct death listed_deaths[] = {
 	{ T0, MESSAGE_ID, "100", "1000", "server", "/usr/bin/server --port 80",
 	  "main-loop-started", "11", "SIGSEGV", "1", NULL,
 	  "pid 100 (/usr/bin/server --port 80) killed by SIGSEGV [core dumped] "
@@ -89,86 +79,79 @@ static const struct entry entries[] = {
 	  "process" },
 };
 
-#define NR_ENTRIES	(sizeof(entries) / sizeof(entries[0]))
+#define NR_LISTED	(sizeof(listed_deaths) / sizeof(listed_deaths[0]))
 
-/* The journal file @journal made of export file @export (removed). */
-static int export_to_journal(const char *export, const char *journal)
+/*
+ * The fields of @d's journal entry (after the times and the boot id) in
+ * @e, with what monitor --journal-stacks adds (@x; may be NULL).
+ * Return: 0, or -1 (@e full).
+ */
+static int death_fields(struct entry *e, const struct death *d,
+			const struct death_stacks *x)
 {
-	char out[320];
-	char *argv[] = { JOURNAL_REMOTE, out, (char *)export, NULL };
-	struct run r = { 0 };
-	int ret;
+	int ret = 0;
 
-	snprintf(out, sizeof(out), "--output=%s", journal);
-	ret = run_program(&r, JOURNAL_REMOTE, NULL, argv);
-	if (!ret && r.status)
-		ret = -1;
-	run_free(&r);
-	unlink(export);
+	e->len = 0;
+	ret |= entry_add_str(e, "_HOSTNAME", "web-7");
+	ret |= entry_add_str(e, "MESSAGE_ID", d->message_id);
+	ret |= entry_add_str(e, "MESSAGE", d->message);
+	ret |= entry_add_str(e, "ACTRACK_PID", d->pid);
+	ret |= entry_add_str(e, "ACTRACK_UID", d->uid);
+	ret |= entry_add_str(e, "ACTRACK_COMM", d->comm);
+	ret |= entry_add_str(e, "ACTRACK_CMDLINE", d->cmdline);
+	ret |= entry_add_str(e, "ACTRACK_PHASE", d->phase);
+	if (d->signal) {
+		ret |= entry_add_str(e, "ACTRACK_SIGNAL", d->signal);
+		ret |= entry_add_str(e, "ACTRACK_SIGNAL_NAME", d->signal_name);
+		ret |= entry_add_str(e, "ACTRACK_CORE_DUMPED", d->core);
+	} else {
+		ret |= entry_add_str(e, "ACTRACK_EXIT_CODE", d->exit_code);
+	}
+	if (d->oom)
+		ret |= entry_add_str(e, "ACTRACK_OOM", d->oom);
+	if (d->killer_comm)
+		ret |= entry_add_str(e, "ACTRACK_KILLER_COMM", d->killer_comm);
+	if (d->seq)
+		ret |= entry_add_str(e, "ACTRACK_SEQ", d->seq);
+	if (d->killer)
+		ret |= entry_add_str(e, "ACTRACK_KILLER", d->killer);
+	if (d->report)
+		ret |= entry_add_str(e, "ACTRACK_REPORT", d->report);
+	if (x && x->kernel)
+		ret |= entry_add_str(e, "ACTRACK_KERNEL", x->kernel);
+	if (x && x->stacks)
+		ret |= entry_add(e, "ACTRACK_STACKS", x->stacks,
+				 x->stacks_len);
 	return ret;
 }
 
-/* @extra: NULL, or one per entry of @list. */
-static int write_journal(const char *dir, const struct entry *list,
-			 const struct entry_extra *extra, size_t nr,
+/*
+ * The @nr deaths of @list (@extra: NULL, or one per death) as the journal
+ * file deaths.journal of @dir, its path in @journal.  Return: 0 or -1.
+ */
+static int write_journal(const char *dir, const struct death *list,
+			 const struct death_stacks *extra, size_t nr,
 			 char *journal, size_t len)
 {
-	char export[300];
-	FILE *f;
+	struct export_entry *x = calloc(nr, sizeof(*x));
+	struct entry *e = calloc(nr, sizeof(*e));
+	int ret = x && e ? 0 : -1;
 
-	snprintf(export, sizeof(export), "%s/deaths.export", dir);
 	snprintf(journal, len, "%s/deaths.journal", dir);
-	f = fopen(export, "w");
-	if (!f)
-		return -1;
-	for (size_t i = 0; i < nr; i++) {
-		const struct entry *e = &list[i];
-
-		fprintf(f, "__REALTIME_TIMESTAMP=%llu\n",
-			(unsigned long long)e->secs * 1000000ULL);
-		fprintf(f, "__MONOTONIC_TIMESTAMP=%llu\n",
-			(unsigned long long)(e->secs - T0 + 1) * 1000000ULL);
-		put_field(f, "_BOOT_ID", "0123456789abcdef0123456789abcdef");
-		put_field(f, "_HOSTNAME", "web-7");
-		put_field(f, "MESSAGE_ID", e->message_id);
-		put_field(f, "MESSAGE", e->message);
-		put_field(f, "ACTRACK_PID", e->pid);
-		put_field(f, "ACTRACK_UID", e->uid);
-		put_field(f, "ACTRACK_COMM", e->comm);
-		put_field(f, "ACTRACK_CMDLINE", e->cmdline);
-		put_field(f, "ACTRACK_PHASE", e->phase);
-		if (e->signal) {
-			put_field(f, "ACTRACK_SIGNAL", e->signal);
-			put_field(f, "ACTRACK_SIGNAL_NAME", e->signal_name);
-			put_field(f, "ACTRACK_CORE_DUMPED", e->core);
-		} else {
-			put_field(f, "ACTRACK_EXIT_CODE", e->exit_code);
-		}
-		if (e->oom)
-			put_field(f, "ACTRACK_OOM", e->oom);
-		if (e->killer_comm)
-			put_field(f, "ACTRACK_KILLER_COMM", e->killer_comm);
-		if (e->seq)
-			put_field(f, "ACTRACK_SEQ", e->seq);
-		if (e->killer)
-			put_field(f, "ACTRACK_KILLER", e->killer);
-		if (e->report)
-			put_field(f, "ACTRACK_REPORT", e->report);
-		if (extra && extra[i].kernel)
-			put_field(f, "ACTRACK_KERNEL", extra[i].kernel);
-		if (extra && extra[i].stacks) {
-			uint64_t n = extra[i].stacks_len;
-
-			fprintf(f, "ACTRACK_STACKS\n");
-			fwrite(&n, sizeof(n), 1, f);
-			fwrite(extra[i].stacks, 1, n, f);
-			fputc('\n', f);
-		}
-		fputc('\n', f);
+	for (size_t i = 0; !ret && i < nr; i++) {
+		x[i] = (struct export_entry){
+			.realtime_us = list[i].secs * 1000000ULL,
+			.monotonic_us = (list[i].secs - T0 + 1) * 1000000ULL,
+			.boot_id = BOOT_ID_NOW,
+			.body = &e[i],
+		};
+		ret = death_fields(&e[i], &list[i], extra ? &extra[i] : NULL);
 	}
-	if (fclose(f))
-		return -1;
-	return export_to_journal(export, journal);
+	if (!ret)
+		ret = journal_export_to_file(x, nr, JOURNAL_REMOTE, journal);
+	free(x);
+	free(e);
+	return ret;
 }
 
 /* A fixture's end: @dir and all in it removed ("": none made). */
@@ -190,8 +173,8 @@ static void remove_dir(const char *dir)
  */
 static void setup_journal(struct __test_metadata *_metadata,
 			  const char *name, char *dir, size_t dir_len,
-			  const struct entry *list,
-			  const struct entry_extra *extra, size_t nr,
+			  const struct death *list,
+			  const struct death_stacks *extra, size_t nr,
 			  char *journal, size_t len)
 {
 	if (access(JOURNAL_REMOTE, X_OK))
@@ -212,7 +195,7 @@ FIXTURE_SETUP(deaths)
 	memset(&self->r, 0, sizeof(self->r));
 	self->dir[0] = '\0';
 	setup_journal(_metadata, "deaths", self->dir, sizeof(self->dir),
-		      entries, NULL, NR_ENTRIES, self->journal,
+		      listed_deaths, NULL, NR_LISTED, self->journal,
 		      sizeof(self->journal));
 	snprintf(self->file_opt, sizeof(self->file_opt), "--file=%s",
 		 self->journal);
@@ -406,7 +389,7 @@ TEST_F(deaths, usage_errors)
 	"{\"tid\": 301, \"name\": \"w\\\"orker\", \"depth\": 0, "	\
 	"\"fatal\": null, \"activities\": []}]}}"
 
-static const struct entry export_entries[] = {
+static const struct death exported_deaths[] = {
 	{ T0, MESSAGE_ID, "300", "1000", "server", "/usr/bin/server --port 80",
 	  "serving", "11", "SIGSEGV", "0", NULL,
 	  "pid 300 (/usr/bin/server --port 80) killed by SIGSEGV",
@@ -427,7 +410,7 @@ static const struct entry export_entries[] = {
 	  "9", NULL },
 };
 
-#define NR_EXPORT	(sizeof(export_entries) / sizeof(export_entries[0]))
+#define NR_EXPORTED	(sizeof(exported_deaths) / sizeof(exported_deaths[0]))
 #define THREADLESS_WHY	"the journal entry keeps no registers or stack " \
 			"bytes (monitor --journal-stacks keeps them)"
 
@@ -441,7 +424,7 @@ FIXTURE_SETUP(export)
 	memset(&self->r, 0, sizeof(self->r));
 	self->dir[0] = '\0';
 	setup_journal(_metadata, "export", self->dir, sizeof(self->dir),
-		      export_entries, NULL, NR_EXPORT, self->journal,
+		      exported_deaths, NULL, NR_EXPORTED, self->journal,
 		      sizeof(self->journal));
 	if (_metadata->skip)
 		return;
@@ -662,7 +645,7 @@ FIXTURE(export_stacks) {
 FIXTURE_SETUP(export_stacks)
 {
 	static uint8_t blob[256], bad[256];
-	struct entry e[2] = {
+	struct death e[2] = {
 		{ T0, MESSAGE_ID, "300", "1000", "server",
 		  "/usr/bin/server --port 80", "serving", "11", "SIGSEGV", "0",
 		  NULL, MESSAGE_300, REPORT_300, NULL, NULL, "42", NULL },
@@ -672,7 +655,7 @@ FIXTURE_SETUP(export_stacks)
 		  NULL, "pid 300 killed by SIGSEGV", REPORT_300, NULL, NULL,
 		  "43", NULL },
 	};
-	struct entry_extra x[2] = {
+	struct death_stacks x[2] = {
 		{ "6.12.9-actrack-test", blob, 0 }, { NULL, bad, 0 },
 	};
 
@@ -903,35 +886,36 @@ TEST_F(export, usage_errors)
  * journal file boot.journal of @dir. */
 static int write_boot_journal(const char *dir)
 {
-	char export[300], journal[300];
-	FILE *f;
+	struct entry *e = calloc(1, sizeof(*e));
+	const struct export_entry x = {
+		.realtime_us = (T0 + 1300) * 1000000ULL,
+		.monotonic_us = 5000000ULL,
+		.boot_id = "fedcba9876543210fedcba9876543210",
+		.body = e,
+	};
+	char journal[300];
+	int ret;
 
-	snprintf(export, sizeof(export), "%s/boot.export", dir);
+	if (!e)
+		return -1;
 	snprintf(journal, sizeof(journal), "%s/boot.journal", dir);
-	f = fopen(export, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "__REALTIME_TIMESTAMP=%llu\n",
-		(unsigned long long)(T0 + 1300) * 1000000ULL);
-	fprintf(f, "__MONOTONIC_TIMESTAMP=%llu\n", 5000000ULL);
-	put_field(f, "_BOOT_ID", "fedcba9876543210fedcba9876543210");
-	put_field(f, "_HOSTNAME", "web-7");
-	put_field(f, "PRIORITY", "3");
-	put_field(f, "MESSAGE_ID", BOOT_MESSAGE_ID);
-	put_field(f, "SYSLOG_IDENTIFIER", "actrack");
-	put_field(f, "MESSAGE", BOOT_MESSAGE);
-	put_field(f, "ACTRACK_PREVIOUS_BOOT_ID", BOOT_ID);
-	put_field(f, "ACTRACK_PROCESSES", "2");
-	put_field(f, "ACTRACK_ARENAS", "1");
-	put_field(f, "ACTRACK_UNREADABLE_ARENAS", "0");
-	put_field(f, "ACTRACK_CORRUPT_ARENAS", "0");
-	put_field(f, "ACTRACK_TORN_THREADS", "0");
-	put_field(f, "ACTRACK_LOST_RECORDS", "0");
-	put_field(f, "ACTRACK_REPORT", BOOT_REPORT);
-	fputc('\n', f);
-	if (fclose(f))
-		return -1;
-	return export_to_journal(export, journal);
+	ret = entry_add_str(e, "_HOSTNAME", "web-7");
+	ret |= entry_add_str(e, "PRIORITY", "3");
+	ret |= entry_add_str(e, "MESSAGE_ID", BOOT_MESSAGE_ID);
+	ret |= entry_add_str(e, "SYSLOG_IDENTIFIER", "actrack");
+	ret |= entry_add_str(e, "MESSAGE", BOOT_MESSAGE);
+	ret |= entry_add_str(e, "ACTRACK_PREVIOUS_BOOT_ID", BOOT_ID);
+	ret |= entry_add_str(e, "ACTRACK_PROCESSES", "2");
+	ret |= entry_add_str(e, "ACTRACK_ARENAS", "1");
+	ret |= entry_add_str(e, "ACTRACK_UNREADABLE_ARENAS", "0");
+	ret |= entry_add_str(e, "ACTRACK_CORRUPT_ARENAS", "0");
+	ret |= entry_add_str(e, "ACTRACK_TORN_THREADS", "0");
+	ret |= entry_add_str(e, "ACTRACK_LOST_RECORDS", "0");
+	ret |= entry_add_str(e, "ACTRACK_REPORT", BOOT_REPORT);
+	if (!ret)
+		ret = journal_export_to_file(&x, 1, JOURNAL_REMOTE, journal);
+	free(e);
+	return ret;
 }
 
 FIXTURE(boot) {
@@ -944,7 +928,7 @@ FIXTURE_SETUP(boot)
 	memset(&self->r, 0, sizeof(self->r));
 	self->dir[0] = '\0';
 	setup_journal(_metadata, "boot", self->dir, sizeof(self->dir),
-		      entries, NULL, NR_ENTRIES, self->journal,
+		      listed_deaths, NULL, NR_LISTED, self->journal,
 		      sizeof(self->journal));
 	if (_metadata->skip)
 		return;

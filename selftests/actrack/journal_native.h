@@ -4,7 +4,9 @@
  * /run/systemd/journal/socket (the native protocol: NAME=value lines; NAME,
  * a 64-bit little-endian length and the bytes for values with newlines),
  * for tests that bind that socket themselves instead of a journald.  The
- * same syntax is the body of an entry in Journal Export Format.
+ * same syntax is the body of an entry in Journal Export Format: the tests
+ * that read a journal file (actrack deaths) make theirs of such entries,
+ * received or built field by field, with journal_export_to_file().
  * Compiled once, in helpers/journal_native.c.
  */
 #ifndef ACTRACK_JOURNAL_NATIVE_H
@@ -53,11 +55,41 @@ int journal_socket_bind(void);
 ssize_t journal_entry_recv(int sock, struct entry *e, int ms);
 
 /*
- * journal_entry_to_file() - @e as a journal file @journal: written as
- * Journal Export Format (the native protocol's body is an export entry's
- * body) at @realtime_us with a fixed boot id, beside it as
- * @journal.export, and turned into the file by @remote
- * (systemd-journal-remote).  Return: 0 or -1.
+ * entry_add() - field @name, the @len bytes of @val, appended to @e as
+ * sd_journal_sendv() sends it: NAME=value, or for a value with a newline
+ * NAME, its 64-bit little-endian length and the bytes; each ends with a
+ * newline.  Return: 0, or -1 (@e full).
+ */
+int entry_add(struct entry *e, const char *name, const void *val,
+	      size_t len);
+
+/* entry_add() of the string @val. */
+int entry_add_str(struct entry *e, const char *name, const char *val);
+
+/*
+ * One entry of a Journal Export Format file: the fields of @body (the
+ * native protocol's body is an export entry's body) after the times and
+ * the boot id systemd-journal-remote takes from the export.
+ */
+struct export_entry {
+	uint64_t realtime_us, monotonic_us;
+	const char *boot_id;		/* 32 hex digits */
+	const struct entry *body;
+};
+
+/*
+ * journal_export_to_file() - the @nr entries of @list as the journal file
+ * @journal (its name ends in .journal): written as Journal Export Format
+ * beside it as @journal.export, turned into the file by @remote
+ * (systemd-journal-remote; what it says is on stderr if it fails) and
+ * removed.  Return: 0 or -1.
+ */
+int journal_export_to_file(const struct export_entry *list, size_t nr,
+			   const char *remote, const char *journal);
+
+/*
+ * journal_entry_to_file() - journal_export_to_file() of @e alone, at
+ * @realtime_us (monotonic 1 us) with a fixed boot id.
  */
 int journal_entry_to_file(const struct entry *e, uint64_t realtime_us,
 			  const char *remote, const char *journal);

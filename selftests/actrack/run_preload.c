@@ -924,6 +924,26 @@ TEST(linked_program_is_tracked_once)
 }
 
 /*
+ * Run @argv, whose slot @at gets progs/run_forkguard: it forks from a
+ * signal handler and says the child's pid; the child's read() of fd 0
+ * must show as an io-wait, so its calls are tracked.
+ */
+static void forked_child_is_tracked(struct __test_metadata *_metadata,
+				    char *argv[], int at)
+{
+	char buf[256];
+	struct job j;
+	int child = 0;
+
+	argv[at] = (char *)prog("run_forkguard");
+	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
+	ASSERT_TRUE(job_read_until(&j, "forked", buf, sizeof(buf)));
+	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
+	EXPECT_TRUE(io_wait_shows(child, 0));
+	job_kill(&j);
+}
+
+/*
  * fork() from a signal handler that interrupted the preload's own
  * bookkeeping (inside its pthread_create, in the program's malloc): the
  * child does not inherit the preload's guard, so its calls are tracked.
@@ -931,17 +951,9 @@ TEST(linked_program_is_tracked_once)
 TEST(fork_from_handler_inside_bookkeeping_is_tracked)
 {
 	char *argv[] = { "actrack", "run", "--", NULL, NULL };
-	char buf[256];
-	struct job j;
-	int child = 0;
 
 	SETUP("forkguard");
-	argv[3] = (char *)prog("run_forkguard");
-	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
-	ASSERT_TRUE(job_read_until(&j, "forked", buf, sizeof(buf)));
-	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
-	EXPECT_TRUE(io_wait_shows(child, 0));
-	job_kill(&j);
+	forked_child_is_tracked(_metadata, argv, 3);
 	teardown();
 }
 
@@ -957,17 +969,9 @@ TEST(fork_from_handler_before_attach_is_tracked)
 {
 	char *argv[] = { "actrack", "run", "--", abba, "child", NULL,
 			 "unblock", NULL };
-	char buf[256];
-	struct job j;
-	int child = 0;
 
 	SETUP("forkguard2");
-	argv[5] = (char *)prog("run_forkguard");
-	ASSERT_EQ(0, job_start(&j, argv, NULL, NULL));
-	ASSERT_TRUE(job_read_until(&j, "forked", buf, sizeof(buf)));
-	ASSERT_EQ(1, sscanf(buf, "child %d", &child));
-	EXPECT_TRUE(io_wait_shows(child, 0));
-	job_kill(&j);
+	forked_child_is_tracked(_metadata, argv, 5);
 	teardown();
 }
 

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Journal entries in the native protocol (journal_native.h), for the
- * tests that bind the journal's socket themselves.
+ * tests that bind the journal's socket themselves, and journal files made
+ * of such entries.
  */
+#include <endian.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include "journal_native.h"
+#include "snapshot_helpers.h"	/* run_program */
 
 const char *field(const struct entry *e, const char *name, char *out,
 		  size_t out_len)
@@ -114,35 +117,92 @@ ssize_t journal_entry_recv(int sock, struct entry *e, int ms)
 	return n;
 }
 
-int journal_entry_to_file(const struct entry *e, uint64_t realtime_us,
-			  const char *remote, const char *journal)
+int entry_add(struct entry *e, const char *name, const void *val,
+	      size_t len)
+{
+	size_t nl = strlen(name);
+	bool binary = memchr(val, '\n', len);
+	size_t need = nl + (binary ? 1 + 8 : 1) + len + 1;
+	char *p = e->buf + e->len;
+
+	if (need > sizeof(e->buf) - e->len)
+		return -1;
+	memcpy(p, name, nl);
+	p += nl;
+	if (binary) {
+		uint64_t n = htole64(len);
+
+		*p++ = '\n';
+		memcpy(p, &n, sizeof(n));
+		p += sizeof(n);
+	} else {
+		*p++ = '=';
+	}
+	memcpy(p, val, len);
+	p[len] = '\n';
+	e->len += need;
+	return 0;
+}
+
+int entry_add_str(struct entry *e, const char *name, const char *val)
+{
+	return entry_add(e, name, val, strlen(val));
+}
+
+/* The export file @exp of the @nr entries of @list. */
+static int write_export(const char *exp, const struct export_entry *list,
+			size_t nr)
+{
+	FILE *f = fopen(exp, "w");
+
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < nr; i++) {
+		const struct export_entry *x = &list[i];
+
+		fprintf(f, "__REALTIME_TIMESTAMP=%llu\n"
+			"__MONOTONIC_TIMESTAMP=%llu\n_BOOT_ID=%s\n",
+			(unsigned long long)x->realtime_us,
+			(unsigned long long)x->monotonic_us, x->boot_id);
+		fwrite(x->body->buf, 1, x->body->len, f);
+		fputc('\n', f);
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+int journal_export_to_file(const struct export_entry *list, size_t nr,
+			   const char *remote, const char *journal)
 {
 	char exp[4096], opt[4200];
-	pid_t pid;
-	FILE *f;
-	int st;
+	char *argv[] = { (char *)remote, opt, exp, NULL };
+	struct run r;
+	int ret;
 
 	snprintf(exp, sizeof(exp), "%s.export", journal);
 	snprintf(opt, sizeof(opt), "--output=%s", journal);
-	f = fopen(exp, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "__REALTIME_TIMESTAMP=%llu\n__MONOTONIC_TIMESTAMP=1\n"
-		"_BOOT_ID=0123456789abcdef0123456789abcdef\n",
-		(unsigned long long)realtime_us);
-	fwrite(e->buf, 1, e->len, f);
-	fputc('\n', f);
-	if (fclose(f))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		execl(remote, remote, opt, exp, (char *)NULL);
-		_exit(127);
+	ret = write_export(exp, list, nr);
+	if (!ret) {
+		ret = run_program(&r, remote, NULL, argv);
+		if (!ret && r.status) {
+			fprintf(stderr, "%s failed (exit %d): %s", remote,
+				r.status, r.err);
+			ret = -1;
+		}
+		run_free(&r);
 	}
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st))
-		return -1;
-	return 0;
+	unlink(exp);
+	return ret;
+}
+
+int journal_entry_to_file(const struct entry *e, uint64_t realtime_us,
+			  const char *remote, const char *journal)
+{
+	const struct export_entry x = {
+		.realtime_us = realtime_us,
+		.monotonic_us = 1,
+		.boot_id = "0123456789abcdef0123456789abcdef",
+		.body = e,
+	};
+
+	return journal_export_to_file(&x, 1, remote, journal);
 }
