@@ -58,8 +58,8 @@ enum actrack_backend __actrack_select_arena(const char *forced, bool no_module,
 		*path = ACTRACK_DEVICE_PATH;
 		return ACTRACK_BACKEND_MODULE;
 	}
-	snprintf(def, ACTRACK__DEFAULT_PATH_LEN, "/dev/shm/actrack-%u",
-		 (unsigned int)getuid());
+	memcpy(def, "/dev/shm/actrack-", 17);
+	__actrack_dec_put(def + 17, getuid());
 	*path = def;
 	return ACTRACK_BACKEND_FILE;
 }
@@ -255,6 +255,7 @@ int __actrack_map_file(const char *path, bool writable, bool create,
 	struct stat st;
 	void *p;
 	int fd, ret;
+	size_t n;
 
 	map_reset(m);
 	if (!path || !*path || strlen(path) >= sizeof(m->path))
@@ -315,7 +316,9 @@ int __actrack_map_file(const char *path, bool writable, bool create,
 	m->arena = (struct actrack_arena){
 		.base = p, .size = (__u32)st.st_size, .writable = writable,
 	};
-	snprintf(m->path, sizeof(m->path), "%s", path);
+	n = strnlen(path, sizeof(m->path) - 1);
+	memcpy(m->path, path, n);
+	m->path[n] = 0;
 	ret = actrack_arena_check(&m->arena);
 	if (ret) {
 		__actrack_unmap(m);

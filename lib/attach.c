@@ -85,7 +85,10 @@ ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (pid <= 0)
+		return -ESRCH;
+	memcpy(path, "/proc/", 6);
+	memcpy(__actrack_dec_put(path + 6, (unsigned int)pid), "/stat", 6);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -105,7 +108,7 @@ ACTRACK_API int actrack_read_start_ticks(pid_t pid, uint64_t *ticks)
 		if (!p)
 			return -EBADMSG;
 	}
-	if (sscanf(p, " %llu", &v) != 1)
+	if (!__actrack_dec_parse(p + 1, &v))
 		return -EBADMSG;
 	*ticks = v;
 	return 0;
@@ -301,22 +304,6 @@ static bool image_var_put;		/* the environment holds image_var */
 /* From __actrack_image_begin(), for the first attach; -1: ask getenv(). */
 static int image_prev = -1;
 
-/*
- * The mark is read and written by hand, not with strtoull() and
- * snprintf(): every image a tracked shell starts does both, and their
- * code is pages of the C library that most of those images never touch
- * otherwise (a few page faults on every exec).
- */
-static const char *image_number(const char *p, unsigned long long *n)
-{
-	const char *start = p;
-
-	*n = 0;
-	for (; *p >= '0' && *p <= '9' && p - start < 19; p++)
-		*n = *n * 10 + (unsigned long long)(*p - '0');
-	return p > start ? p : NULL;
-}
-
 /* @v about pid @pid, whose start time is @start (0: not known yet). */
 static enum image_prev image_parse(const char *v, uint32_t pid,
 				   uint64_t start)
@@ -325,7 +312,7 @@ static enum image_prev image_parse(const char *v, uint32_t pid,
 
 	if (!v)
 		return IMAGE_NONE;
-	v = image_number(v, &n);
+	v = __actrack_dec_parse(v, &n);
 	if (!v || n != pid)
 		return IMAGE_NONE;
 	if (!*v)
@@ -334,21 +321,8 @@ static enum image_prev image_parse(const char *v, uint32_t pid,
 		return IMAGE_NONE;
 	if (!strcmp(v + 1, "?") || !start)
 		return IMAGE_TRACKED;
-	v = image_number(v + 1, &n);
+	v = __actrack_dec_parse(v + 1, &n);
 	return v && !*v && n == start ? IMAGE_TRACKED : IMAGE_NONE;
-}
-
-static char *image_put(char *p, unsigned long long n)
-{
-	char d[20];
-	int k = 0;
-
-	do
-		d[k++] = (char)('0' + n % 10);
-	while ((n /= 10));
-	while (k)
-		*p++ = d[--k];
-	return p;
 }
 
 /* Our mark: "PID START" once attached, else "PID ?". */
@@ -357,10 +331,10 @@ static void image_write(uint32_t pid, uint64_t start)
 	char *p = image_var;
 
 	memcpy(p, ACTRACK_ENV_IMAGE "=", sizeof(ACTRACK_ENV_IMAGE));
-	p = image_put(p + sizeof(ACTRACK_ENV_IMAGE), pid);
+	p = __actrack_dec_put(p + sizeof(ACTRACK_ENV_IMAGE), pid);
 	*p++ = ' ';
 	if (start)
-		p = image_put(p, start);
+		p = __actrack_dec_put(p, start);
 	else
 		*p++ = '?';
 	*p = 0;

@@ -12,6 +12,17 @@
 
 #define __actrack_hidden __attribute__((visibility("hidden")))
 
+/*
+ * Decimal numbers by hand (lib/decimal.c).  __actrack_dec_parse(): the
+ * digits at @p (at most 19) into @n; the first character after them, or
+ * NULL if there is none.  __actrack_dec_put(): @n at @p, NUL-terminated
+ * (room for 21 bytes); the position of the NUL.
+ */
+__attribute__((visibility("hidden")))
+const char *__actrack_dec_parse(const char *p, unsigned long long *n);
+__attribute__((visibility("hidden")))
+char *__actrack_dec_put(char *p, unsigned long long n);
+
 /* One mapped arena: the process's own (writable) or a reader's. */
 struct actrack_map {
 	struct actrack_arena arena;	/* base/size/writable/corrupt */
