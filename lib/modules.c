@@ -61,7 +61,9 @@ static struct own_modules *own_list;
  * owns it; a list of more objects, or a second one while the first is in
  * use, comes from malloc().
  */
-#define STATIC_MODULES	64
+#define STATIC_MODULES	32	/* and the preload's .bss ends in the page
+				 * its .data ends in: no anonymous mapping
+				 * of its own in every image */
 static union {
 	struct own_modules l;
 	char bytes[sizeof(struct own_modules) +
