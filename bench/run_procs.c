@@ -179,11 +179,13 @@ static int fresh_arena(void)
 	return 0;
 }
 
-static int exec_loop(bool tracked, struct cost *c)
+#define EXEC_LOOP "i=0; while [ $i -lt 400 ]; do /bin/true; i=$((i + 1)); done"
+#define FORK_LOOP "i=0; while [ $i -lt 400 ]; do ( : ); i=$((i + 1)); done"
+
+/* `sh -c @script`, under `actrack run` (a fresh arena) when @tracked. */
+static int sh_loop(const char *script, bool tracked, struct cost *c)
 {
-	char *plain[] = { "/bin/sh", "-c",
-		"i=0; while [ $i -lt 400 ]; do /bin/true; i=$((i + 1)); done",
-		NULL };
+	char *plain[] = { "/bin/sh", "-c", (char *)script, NULL };
 	char *under[] = { actrack, "run", "--", plain[0], plain[1],
 			  plain[2], NULL };
 
@@ -192,25 +194,20 @@ static int exec_loop(bool tracked, struct cost *c)
 	return fresh_arena() ?: run(under, NULL, NULL, c);
 }
 
+static int exec_loop(bool tracked, struct cost *c)
+{
+	return sh_loop(EXEC_LOOP, tracked, c);
+}
+
 static int fork_loop(bool tracked, struct cost *c)
 {
-	char *plain[] = { "/bin/sh", "-c",
-		"i=0; while [ $i -lt 400 ]; do ( : ); i=$((i + 1)); done",
-		NULL };
-	char *under[] = { actrack, "run", "--", plain[0], plain[1],
-			  plain[2], NULL };
-
-	if (!tracked)
-		return run(plain, NULL, NULL, c);
-	return fresh_arena() ?: run(under, NULL, NULL, c);
+	return sh_loop(FORK_LOOP, tracked, c);
 }
 
 /* The loop with an empty preload (the floor) as its tracked side. */
 static int exec_loop_floor(bool preloaded, struct cost *c)
 {
-	char *plain[] = { "/bin/sh", "-c",
-		"i=0; while [ $i -lt 400 ]; do /bin/true; i=$((i + 1)); done",
-		NULL };
+	char *plain[] = { "/bin/sh", "-c", EXEC_LOOP, NULL };
 
 	return run(plain, NULL, preloaded ? empty_so : NULL, c);
 }
